@@ -376,10 +376,11 @@ class InstanceDriver:
         """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
         ``done elsewhere`` when another worker drove it). Waits out an unreachable store, and
         an MCP server down as the task begins (nothing was sent: the next try is safe)."""
+        wf, node = _task_iri(workflow, "workflow"), _task_iri(focus, "focus")
         wait = self.backoff[0]
         while True:
             try:
-                return _loop.run(self._drive(URIRef(workflow), URIRef(focus), task_id))
+                return _loop.run(self._drive(wf, node, task_id))
             except (StoreError, Unreachable) as e:
                 log.warning("horismos worker: %s; trying again in %.1fs", e, wait)
                 time.sleep(wait)
@@ -442,6 +443,23 @@ class InstanceDriver:
                     held[0].leave()
                 held[0] = None
             world.close()
+
+
+def _task_iri(value: object, what: str) -> URIRef:
+    """A task's workflow or focus as an IRI, refused (:class:`UsageError`) when it is not text
+    a SPARQL server takes as one. A task is whatever reached the broker (``send_task`` from
+    any client): a focus ``_:b0`` made an update the store refused, which the worker took
+    for a store away and tried again for ever, holding a thread, and again on every
+    redelivery; one with a space, or not text, was a traceback."""
+    import pyoxigraph as ox
+
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"{type(value).__name__}, not text")
+        ox.NamedNode(value)
+    except ValueError as e:
+        raise UsageError(f"the task's {what} {value!r} is not an IRI ({e})") from None
+    return URIRef(value)
 
 
 def serve(

@@ -1,0 +1,97 @@
+"""A task whose focus is not an IRI is refused in one line, and the worker goes on to the next.
+
+A task is whatever reaches the broker: ``horismos submit`` sends IRIs, but any client with a
+Celery library can ``send_task("horismos.instance", [workflow, focus])``. A focus ``_:b0``
+made the claim's update one the SPARQL server refused (400), which the worker took for a store
+away and tried again for ever with backoff: a one-thread worker took nothing else, and the
+task, never acknowledged, came back on every restart. A focus with a space in it, or a
+number, was a traceback in the worker's log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
+from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+
+DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
+
+SHOP = """\
+def charge(order):
+    with open("ledger", "a") as f:
+        f.write(str(order) + "\\n")
+    return {"paymentRef": "P-1"}
+"""
+
+SEND = """\
+import sys
+from celery import Celery
+app = Celery(broker=sys.argv[1])
+for workflow, focus in [("http://example.org/shop#Pay", "_:b0"),
+                        ("http://example.org/shop#Pay", "http://example.org/shop#o1 "),
+                        (1, 2),
+                        ("http://example.org/shop#Pay", "http://example.org/shop#o1")]:
+    app.send_task("horismos.instance", [workflow, focus], queue="horismos")
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()
+
+
+def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    (tmp_path / "defs.ttl").write_text(DEFS)
+    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "send.py").write_text(SEND)
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    horismos_load(tmp_path, server.store, "world.ttl")
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", server.store,
+             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, "HORISMOS_LEASE": "1.5"})
+    try:
+        sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+        ledger = tmp_path / "ledger"
+        deadline = time.monotonic() + 20
+        while not ledger.exists():  # the good task, queued behind the bad ones, runs
+            assert worker.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        said = log.read_text()
+        assert "Traceback" not in said and "trying again" not in said, said
+        assert "the task's focus '_:b0' is not an IRI" in said, said
+        assert "the task's workflow 1 is not an IRI" in said, said
+        assert ledger.read_text().split() == ["http://example.org/shop#o1"]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
