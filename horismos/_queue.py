@@ -61,6 +61,8 @@ from ._world import INSTANCES, World
 if TYPE_CHECKING:
     from celery import Celery
 
+    from ._model import Workflow
+
 __all__ = [
     "QUEUE",
     "TASK",
@@ -414,7 +416,17 @@ class InstanceDriver:
         worker = self._live_worker()
         world, _ = self._world()
         self.agent.place_individuals(world)
-        trace = self.traces / f"{task_id or os.getpid()}.jsonl" if self.traces is not None else None
+        trace = _trace_file(self.traces, task_id or str(os.getpid())) if self.traces else None
+        try:
+            return await self._drive_traced(wf, focus, worker, world, trace)
+        finally:
+            with contextlib.suppress(OSError):
+                if trace is not None and trace.stat().st_size == 0:
+                    trace.unlink()  # refused before its header: no trace, as before
+
+    async def _drive_traced(
+        self, wf: Workflow, focus: URIRef, worker: Worker, world: World, trace: Path | None
+    ) -> str:
         runner = self.agent.runner(
             worker.world,
             Trace(trace),
@@ -443,6 +455,24 @@ class InstanceDriver:
                     held[0].leave()
                 held[0] = None
             world.close()
+
+
+def _trace_file(folder: Path, name: str) -> Path:
+    """A trace file of its own for this delivery of a task: ``NAME.jsonl``, else (the task
+    delivered again, here or to a worker writing into the same folder) ``NAME-2.jsonl`` and
+    on, made at once so two deliveries never take one name. A redelivery opened its task's
+    file afresh: it truncated the trace of the delivery that had called the tool (a worker
+    killed mid-call, restarted, or one still running when the visibility timeout passed),
+    whose events it overwrote, and neither trace replayed."""
+    n = 1
+    while True:
+        path = folder / (f"{name}.jsonl" if n == 1 else f"{name}-{n}.jsonl")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            n += 1
+            continue
+        return path
 
 
 def _task_iri(value: object, what: str) -> URIRef:

@@ -1,0 +1,108 @@
+"""A task delivered twice keeps both traces: the one that called the tool is not overwritten.
+
+Delivery is at least once: a task still running when its visibility timeout passes is handed
+to another worker too (and one whose worker was killed comes back to the restarted worker).
+Each delivery wrote its trace to ``--traces DIR/TASK-ID.jsonl``, opened afresh: the second
+truncated the first's file while the first went on writing into it, so the trace of the
+delivery that charged the order was lost, and the file left broke its hash chain (replay
+refused it). Each delivery now writes a file of its own (``TASK-ID-2.jsonl``), and each replays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from forked import horismos_forked
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
+from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+from test_workers import instances
+
+DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" ; horis:timeout "30s" .\n' + (
+    PAY_WORKFLOW
+)
+
+SHOP = """\
+import time
+
+def charge(order):
+    with open("ledger", "a") as f:
+        f.write(str(order) + "\\n")
+    time.sleep(2.5)  # past the visibility timeout: the task is handed to the other worker too
+    return {"paymentRef": "P-1"}
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()
+
+
+def test_a_task_delivered_again_leaves_the_trace_of_the_call_whole(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    (tmp_path / "defs.ttl").write_text(DEFS)
+    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    (tmp_path / "traces").mkdir()
+    horismos_load(tmp_path, server.store, "world.ttl")
+    workers = []
+    for i in range(2):
+        with (tmp_path / f"worker{i}.log").open("w") as out:
+            workers.append(subprocess.Popen(
+                [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store",
+                 server.store, "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v",
+                 "--visibility-timeout", "1", "--traces", "traces"],
+                cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, "HORISMOS_LEASE": "1.5"}))
+    try:
+        deadline = time.monotonic() + 30
+        while not all("taking tasks" in (tmp_path / f"worker{i}.log").read_text()
+                      for i in range(2)):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        sent = horismos_forked(tmp_path, "submit", "defs.ttl", "--store", server.store,
+                               "--broker", broker.url, "--focus", ":o1", "--wait", "30",
+                               timeout=60)
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        logs = ""
+        while logs.count("succeeded") < 2:  # the call's delivery, and at least one again
+            assert time.monotonic() < deadline + 30, logs
+            time.sleep(0.1)
+            logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
+    finally:
+        for w in workers:
+            w.send_signal(signal.SIGTERM)
+        for w in workers:
+            try:
+                w.wait(20)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.wait()
+    assert (tmp_path / "ledger").read_text().split() == ["http://example.org/shop#o1"]
+    assert [s for _, s in instances(server.store)["http://example.org/shop#o1"]] == ["Completed"]
+    traces = sorted((tmp_path / "traces").iterdir())
+    assert len(traces) >= 2, traces  # one a delivery
+    replayed = horismos_forked(tmp_path, "replay", "traces", "defs.ttl", timeout=60)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    called = [t for t in traces
+              if any(json.loads(line).get("type") == "step" for line in t.open())]
+    assert len(called) == 1, traces  # the delivery that charged kept its trace
