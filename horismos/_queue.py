@@ -53,7 +53,7 @@ from ._errors import AuthoringError, BrokerError, LeaseLost, ToolError, Unreacha
 from ._policy import DEFAULT_ALLOW, Policy, allowed
 from ._redact import redact_url
 from ._stores import StoreError
-from ._trace import Trace
+from ._trace import Trace, drop_if_empty, own_file
 from ._unreachable import why_unreachable
 from ._vocab import NS
 from ._world import INSTANCES, World
@@ -416,13 +416,13 @@ class InstanceDriver:
         worker = self._live_worker()
         world, _ = self._world()
         self.agent.place_individuals(world)
-        trace = _trace_file(self.traces, task_id or str(os.getpid())) if self.traces else None
+        # a file of its own for this delivery: a task delivered again (a worker killed and
+        # restarted, a visibility timeout passed) truncated the trace of the one that called
+        trace = own_file(self.traces, task_id or str(os.getpid())) if self.traces else None
         try:
             return await self._drive_traced(wf, focus, worker, world, trace)
         finally:
-            with contextlib.suppress(OSError):
-                if trace is not None and trace.stat().st_size == 0:
-                    trace.unlink()  # refused before its header: no trace, as before
+            drop_if_empty(trace)
 
     async def _drive_traced(
         self, wf: Workflow, focus: URIRef, worker: Worker, world: World, trace: Path | None
@@ -455,24 +455,6 @@ class InstanceDriver:
                     held[0].leave()
                 held[0] = None
             world.close()
-
-
-def _trace_file(folder: Path, name: str) -> Path:
-    """A trace file of its own for this delivery of a task: ``NAME.jsonl``, else (the task
-    delivered again, here or to a worker writing into the same folder) ``NAME-2.jsonl`` and
-    on, made at once so two deliveries never take one name. A redelivery opened its task's
-    file afresh: it truncated the trace of the delivery that had called the tool (a worker
-    killed mid-call, restarted, or one still running when the visibility timeout passed),
-    whose events it overwrote, and neither trace replayed."""
-    n = 1
-    while True:
-        path = folder / (f"{name}.jsonl" if n == 1 else f"{name}-{n}.jsonl")
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            n += 1
-            continue
-        return path
 
 
 def _task_iri(value: object, what: str) -> URIRef:

@@ -74,6 +74,7 @@ from ._policy import (
 )
 from ._preconditions import why_blocked
 from ._stores import Change, Conflict
+from ._trace import drop_if_empty, own_file
 from ._vocab import HORIS, NS, PROV
 from ._world import holds_subject
 
@@ -261,17 +262,21 @@ class ServedTools:
                 fp = approval_fingerprint(catalog, tool, args, self.world)
             except UsageError:
                 fp = None  # the guarded call refuses the same arguments, by name
-        result = await guarded_call(
-            catalog,
-            tool,
-            args,
-            self.world,
-            approval=None,
-            allow=self.allow,
-            trace=self._trace_path(tool),
-            take_approval=None if fp is None else lambda: self._take(fp, tool, key),
-            idempotency_key=key,
-        )
+        trace = self._trace_path(tool)
+        try:
+            result = await guarded_call(
+                catalog,
+                tool,
+                args,
+                self.world,
+                approval=None,
+                allow=self.allow,
+                trace=trace,
+                take_approval=None if fp is None else lambda: self._take(fp, tool, key),
+                idempotency_key=key,
+            )
+        finally:
+            drop_if_empty(trace)
         approval = None
         if fp is not None and result.error is not None and result.error["kind"] == "approval":
             approval = self._request(tool, args, fp)
@@ -325,7 +330,9 @@ class ServedTools:
             return None
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        return self.trace_dir / f"{stamp}-{next(self._calls):05d}-{what}.jsonl"
+        # a file of its own: two servers writing into one folder counted their calls from
+        # 1 each, and the later of two calls in one second truncated the other's trace
+        return own_file(self.trace_dir, f"{stamp}-{next(self._calls):05d}-{what}")
 
     def _taken_with(self, fp: str, tool: Tool, key: URIRef) -> bool:
         """Whether an approval of ``fp`` for served calls, given for the tool as it is defined
@@ -438,6 +445,7 @@ class ServedTools:
         # tool that acted had its answer dropped, the instance left running at the step with
         # its intent open, and every retry was answered "running" with the call held in doubt
         async with self.lock:
+            trace = self._trace_path_named("run_workflow")
             try:
                 with anyio.CancelScope(shield=True):
                     run = await self.agent.arun(
@@ -445,13 +453,15 @@ class ServedTools:
                         args["workflow"],
                         args["focus"],
                         allow=self.allow,
-                        trace=self._trace_path_named("run_workflow"),
+                        trace=trace,
                         again=args.get("again", False),
                     )
             except (UsageError, ToolError) as e:  # ToolError: a binding, or a proposal's
                 # model, refused before the first step (a host outside --allow-host), as `run`
                 # refuses it; it reached the agent as "Internal server error"
                 return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
+            finally:
+                drop_if_empty(trace)
         inst = run.instances[0]
         ran = bool(inst.steps)  # a run drives a step at least; one found is read, not driven
         # a CURIE only where it reads back as the node, the world telling ':' apart (as `run`)

@@ -28,8 +28,10 @@ the line's own text, so :func:`read_trace` checks either alike.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -45,7 +47,9 @@ __all__ = [
     "READ_VERSIONS",
     "TRACE_VERSION",
     "Trace",
+    "drop_if_empty",
     "iter_trace",
+    "own_file",
     "read_trace",
     "version_message",
 ]
@@ -64,6 +68,31 @@ asks the world what its run asked."""
 GENESIS = "sha256:" + "0" * 64
 _READ = ", ".join(str(v) for v in sorted(READ_VERSIONS)[:-1]) + f" and {max(READ_VERSIONS)}"
 """The versions read, for messages: "2, 3 and 4"."""
+
+
+def own_file(folder: Path, stem: str) -> Path:
+    """A trace file in ``folder`` no other trace takes: ``STEM.jsonl``, else ``STEM-2.jsonl``
+    and on, made (empty) at once, so two processes writing into one folder never take one
+    name. A trace opens its file afresh: a second run given the name of a first truncated its
+    trace while the first went on writing, and neither was whole (a task delivered again to a
+    worker, two ``serve`` processes' calls in one second)."""
+    n = 1
+    while True:
+        path = folder / (f"{stem}.jsonl" if n == 1 else f"{stem}-{n}.jsonl")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            n += 1
+            continue
+        return path
+
+
+def drop_if_empty(path: Path | None) -> None:
+    """Remove a file :func:`own_file` made that no event was written to (the run or call was
+    refused before its header), as no file was made before: an empty one is no trace."""
+    with contextlib.suppress(OSError):
+        if path is not None and path.stat().st_size == 0:
+            path.unlink()
 
 
 def _digest(line: str) -> str:
