@@ -14,11 +14,12 @@ import importlib.util
 import inspect
 import os
 import re
+import shutil
 import stat
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -31,6 +32,7 @@ from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
+from ._os_words import detail, written
 from ._policy import approval_record_terms, holds_approval_record
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
@@ -234,7 +236,32 @@ def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> 
     # rdflib writes a NaN or infinite double in N-Quads as "nan"/"inf", which nothing reads
     # back; its lexical forms are NaN, INF and -INF (TriG already writes those)
     text = _NON_FINITE.sub(lambda m: f'"{_LEXICAL[m.group(1)]}"^^<{m.group(2)}>', text)
-    Path(path).write_text(text, encoding="utf-8")
+    # written beside it, then put in its place: a write cut short (a full disk, a size
+    # limit, a kill) truncated the file, and where --out is the --world the command read
+    # (going on from that file), everything it held was lost with it
+    target = Path(os.path.realpath(path))
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        if target.exists() and not target.is_file():  # a pipe, /dev/null: written into
+            target.write_text(text, encoding="utf-8")
+            return
+        with temp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if target.exists():
+            shutil.copymode(target, temp)
+        os.replace(temp, target)
+    except OSError as e:
+        with suppress(OSError):
+            temp.unlink()
+        what = (written(e) or (detail(e), ""))[0]
+        raise UsageError(
+            f"--out {path} could not be written ({what}); it was left as it was. What this "
+            "command did is in no file: any tool it called has acted, and running it again "
+            "from the same world calls that tool again. Check what its tools did before "
+            "going on"
+        ) from None
 
 
 _NON_FINITE = re.compile(
