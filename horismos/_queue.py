@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import socket
 import sys
 import threading
@@ -418,7 +419,10 @@ class InstanceDriver:
         self.agent.place_individuals(world)
         # a file of its own for this delivery: a task delivered again (a worker killed and
         # restarted, a visibility timeout passed) truncated the trace of the one that called
-        trace = own_file(self.traces, task_id or str(os.getpid())) if self.traces else None
+        # the task's id names its file, kept to a name in the folder: any client may set it
+        # ("../../srv/x" wrote a trace outside the folder, over one that was there)
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task_id).lstrip(".") or str(os.getpid())
+        trace = own_file(self.traces, stem) if self.traces else None
         try:
             return await self._drive_traced(wf, focus, worker, world, trace)
         finally:

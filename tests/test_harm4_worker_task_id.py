@@ -1,0 +1,85 @@
+"""A task's id names its trace inside ``--traces DIR``, whatever the client that sent it set.
+
+Celery lets any client choose a task's id (``send_task(…, task_id=…)``), and the worker named
+the task's trace ``DIR/TASK-ID.jsonl``: an id ``../../elsewhere/run`` wrote the trace outside
+the folder, over a ``.jsonl`` file that was there (another run's trace). The id is now kept to
+a file name in the folder.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
+from test_harm4_worker_bad_task import DEFS, SHOP
+
+SEND = """\
+import sys
+from celery import Celery
+app = Celery(broker=sys.argv[1])
+app.send_task("horismos.instance", ["http://example.org/shop#Pay", "http://example.org/shop#o1"],
+              queue="horismos", task_id="../elsewhere/kept")
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()
+
+
+def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    (tmp_path / "defs.ttl").write_text(DEFS)
+    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "send.py").write_text(SEND)
+    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    kept = tmp_path / "elsewhere" / "kept.jsonl"
+    kept.write_text("another run's trace\n")
+    horismos_load(tmp_path, server.store, "world.ttl")
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", server.store,
+             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "--traces", "traces"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, "HORISMOS_LEASE": "1.5"})
+    try:
+        sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "ledger").exists():
+            assert worker.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        time.sleep(1)  # the task's end, its trace written
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+    assert (tmp_path / "ledger").read_text().split() == ["http://example.org/shop#o1"]
+    assert kept.read_text() == "another run's trace\n"
+    assert [p.name for p in (tmp_path / "traces").iterdir()] == ["_elsewhere_kept.jsonl"]
