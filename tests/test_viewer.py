@@ -225,8 +225,14 @@ def open_page(driver: Any, page: Path) -> None:
     assert errors == []
     sent = [json.loads(e["message"])["message"]["params"] for e in driver.get_log("performance")
             if '"Network.requestWillBeSent"' in e["message"]]
-    # the browser's own new-tab page (chrome://) loads its resources on the first start
-    asked = {r["request"]["url"] for r in sent if not r["documentURL"].startswith("chrome:")}
+    # the browser's own new-tab page (chrome://, and its chrome-untrusted:// frames) loads
+    # its resources on the first start, some of them only once the page is open
+    own = ("chrome:", "chrome-untrusted:")
+    asked = {
+        r["request"]["url"]
+        for r in sent
+        if not r["documentURL"].startswith(own) and not r["request"]["url"].startswith(own)
+    }
     assert asked == {page.as_uri()}, asked
 
 
