@@ -34,6 +34,7 @@ from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import NearMiss, misbound, prefix_clashes
 from ._shacl import deactivated, path_properties, unended_list
+from ._shape_datatypes import datatype_slips
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
 from ._shipped_vocabulary import STEP_CLASSES, vocabulary_graph
@@ -280,7 +281,10 @@ class ShapeChecks(ValueListChecks):
         self.check_shape_value_lists()
         self.check_has_value_refused()
         self.check_severities()
-        for slip in shape_slips(g, self.n, self.src.written_literal):
+        for slip in (
+            *shape_slips(g, self.n, self.src.written_literal),
+            *datatype_slips(g, self.n, self.written_properties),
+        ):
             report = self.error if slip.severity == "error" else self.warn
             report(slip.holder, slip.message, slip.hint, at=slip.at)
         for p in (SH.deactivated, SH.closed, SH.uniqueLang):
