@@ -151,6 +151,7 @@ class _Builder(
         self.check_chained_workflows()
         self.check_focus_properties()
         self.check_own_writes()
+        self.check_replaced_values()
         self.check_later_writes()
         self.check_unclosed_guards()
         self.check_error_routes()

@@ -27,6 +27,8 @@ from ._own_writes import (
     only_own_writes_of_tool,
     wait_before,
 )
+from ._replaced_values import replaced_values
+from ._shape_counts import single_values
 from ._term_kinds import algebra_triples
 from ._vocab import HORIS
 
@@ -213,6 +215,56 @@ class FocusChecks(ArgumentChecks):
                 )
                 self.problems.append(problem)
                 self.defs.own_writes.setdefault(prop, []).append(problem)
+
+    def check_replaced_values(self) -> None:
+        """A step requiring of ?this a value of a property its tool writes on ?this again,
+        where a domain shape allows one value of it (:mod:`._replaced_values`): ``?this
+        :status :Open`` on the payout whose effect writes ``:status :Approved``. The effect
+        adds the second value, and the gate rejected every result after the tool had acted.
+        At the line the property is written on in the pattern."""
+        single = list(single_values(self.g))
+        if not single:
+            return
+        for owner, holder, pred, pre in self.patterns:
+            step = self.defs.steps.get(cast(URIRef, owner))
+            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+                continue
+            types = {
+                wf.focus_type
+                for wf in self.defs.workflows.values()
+                if wf.focus_type is not None and any(s.iri == step.iri for s in wf.reachable())
+            }
+            for r in replaced_values(step, pre.select.algebra, types, single, self.defs.classes_of):
+                tool, prop = cast(Tool, step.tool), r.assertion.property
+                name, shapes = self.n(prop), ", ".join(self.n(s) for s in r.shapes)
+                held = self.sparql_term(r.held)
+                writes = (
+                    f"{name} {self.sparql_term(r.assertion.value)}"
+                    if r.assertion.value is not None
+                    else f"{name} (the value it returns)"
+                )
+                self.at_text(
+                    "error" if r.certain else "warning",
+                    rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                    owner,
+                    f"{self.n(pred)} requires ?this to hold {name} {held}, and "
+                    f"{self.n(tool.iri)} writes {writes} on ?this, but {shapes} allows one "
+                    f"value of {name} (sh:maxCount 1): an effect adds a value and never "
+                    f"replaces one, so the node holds two once it lands and the gate rejects "
+                    f"what {tool.name} returns"
+                    + (" every time" if r.certain else ", unless it is the value held")
+                    + " — after the tool has acted",
+                    f"record the new state under a property of its own (not {name}), or drop "
+                    f"sh:maxCount 1 on {name} from {shapes}: no effect removes "
+                    + ("the value ?this holds" if isinstance(r.held, Variable) else held),
+                    (holder, pred),
+                )
+                # said here in full: not also that only this step's tool writes it
+                own = self.defs.own_writes.get(prop, [])
+                dropped = [p for p in own if p.node == self.n(owner)]
+                self.problems = [p for p in self.problems if p not in dropped]
+                if dropped:
+                    self.defs.own_writes[prop] = [p for p in own if p not in dropped]
 
     def check_later_writes(self) -> None:
         """A decision's rule that requires of ?this a property only steps after the decision
