@@ -17,9 +17,11 @@ not leak into the next), the loop is the thread's current one only while it runs
 main thread Ctrl-C cancels the run's task, so its ``finally`` blocks (bindings closed, claims
 released) run before ``KeyboardInterrupt`` is raised — unless the run had ended by then (it
 waited no more: its last tool called inline, which no Ctrl-C stops, then its commit), when its
-result is returned, not dropped as asyncio drops it. Called from a running loop it raises as
-``asyncio.run`` does. A process forked from one holding a loop never touches the inherited
-loop (its epoll instance is shared with the parent's): it makes its own.
+result is returned, not dropped as asyncio drops it. A signal the kernel catches on another
+thread (a sync tool's) wakes the loop, so the run hears it at once, not once that tool
+returns. Called from a running loop it raises as ``asyncio.run`` does. A process forked from
+one holding a loop never touches the inherited loop (its epoll instance is shared with the
+parent's): it makes its own.
 """
 
 from __future__ import annotations
@@ -130,8 +132,10 @@ class _Kept:
                     signal.signal(signal.SIGINT, interrupt)
                 except ValueError:  # not allowed here (an embedding interpreter)
                     interrupt = None
+        woken = None
         if interrupt is not None:
             _MAIN_RUN.append(interrupt)
+            woken = _wake_on_signals(loop)
         asyncio.set_event_loop(loop)
         try:
             return loop.run_until_complete(task)
@@ -142,6 +146,8 @@ class _Kept:
                 raise KeyboardInterrupt() from None
             raise
         finally:
+            if woken is not None:
+                _sleep_through_signals(woken)
             if interrupt is not None:
                 _MAIN_RUN.remove(interrupt)
                 if signal.getsignal(signal.SIGINT) is interrupt:
@@ -184,6 +190,35 @@ class _Kept:
         # the thread that kept it has ended: close its loop (nothing runs on it any more)
         if self.pid == os.getpid() and not self.loop.is_closed() and not self.loop.is_running():
             self.loop.close()
+
+
+def _wake_on_signals(loop: asyncio.AbstractEventLoop) -> int | None:
+    """Have every signal the process catches wake ``loop`` meanwhile: the loop's own self-pipe
+    (``signal.set_wakeup_fd``, as asyncio's ``add_signal_handler`` does), which it reads and
+    ignores. Returns the descriptor, for :func:`_sleep_through_signals`; None where another
+    program's is set (an embedding one: it is kept) or the loop has no self-pipe.
+
+    A signal's handler runs on the main thread, but the kernel may catch it on any thread (a
+    tool's thread raising it, or one it hands a signal sent to the process): the handler then
+    waits for the main thread to run, and a run awaiting a sync tool's thread sleeps in
+    ``select`` until that tool returns. A Ctrl-C or SIGTERM during a 30 s tool was heard 30 s
+    later, the prompt given back only once the tool had finished."""
+    try:
+        fd: int = loop._csock.fileno()  # type: ignore[attr-defined]
+        before = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+    except (AttributeError, ValueError, OSError):  # another loop; not the main thread
+        return None
+    if before != -1:  # another's, or this loop's own (its add_signal_handler): left as it was
+        signal.set_wakeup_fd(before)
+        return None
+    return fd
+
+
+def _sleep_through_signals(fd: int) -> None:
+    """Undo :func:`_wake_on_signals`, unless the wakeup descriptor has been changed since."""
+    now = signal.set_wakeup_fd(-1)
+    if now != fd:
+        signal.set_wakeup_fd(now)
 
 
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:

@@ -1555,31 +1555,67 @@ def test_a_tool_result_naming_an_iri_with_a_c1_control_is_refused_at_its_step_on
     assert len(list(after.quads((None, EX.queueRef, None, None)))) == 2  # the steps before it did
 
 
-def test_ctrl_c_during_a_tools_call_points_to_reconcile_not_to_running_again(
-        tmp_path: Path) -> None:
-    """A Ctrl-C as a catalog call's tool returned said "an instance stopped mid-step is
-    continued by running the same command again": a call has no instance, and the same
-    command again is refused, the call in doubt. It now says so, and what clears it."""
+SLOW_GUESTS = """\
+import signal, sys, threading, time
+
+def log(guest):
+    open('calls.log', 'a').write(guest + '\\n')
+    for _ in range(1000):  # until the command awaits its answer, asleep in select
+        main = sys._current_frames().get(threading.main_thread().ident)
+        if main is not None and main.f_code.co_name == 'select':
+            break
+        time.sleep(0.01)
+    signal.raise_signal(signal.SIGNAME)  # caught on the tool's thread, once it has acted
+    time.sleep(30)
+    open('finished', 'w').close()  # only if the command waited for it
+    return {'logged': 'yes'}
+"""
+
+
+def _stopped_mid_call(tmp_path: Path, signame: str, *command: str
+                      ) -> subprocess.CompletedProcess[str]:
+    """``horismos COMMAND`` on the guests' world, its tool given SIGNAME mid-call."""
     (tmp_path / "d.ttl").write_text(LOGGED.replace("START", ":Log"))
-    (tmp_path / "guests.py").write_text(  # Ctrl-C once it has acted, before it answers
-        "import signal, time\n\n"
-        "def log(guest):\n"
-        "    open('calls.log', 'a').write(guest + '\\n')\n"
-        "    signal.raise_signal(signal.SIGINT)\n"
-        "    time.sleep(30)\n"
-        "    return {'logged': 'yes'}\n")
+    (tmp_path / "guests.py").write_text(SLOW_GUESTS.replace("SIGNAME", signame))
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/guests#> .\n:g1 a :Guest .\n")
-    store = ("--store", "oxigraph:st")
-    assert horismos("load", "w.ttl", *store, cwd=tmp_path).returncode == 0
-    call = ("tools", "call", "t.log", "d.ttl", "--tools", "guests", *store,
-            "--args", '{"guest": ":g1"}')
-    p = subprocess.run([sys.executable, "-m", "horismos", *call], cwd=tmp_path,
+    assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
+    p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
                        preexec_fn=sigint_at(signal.default_int_handler))
-    assert p.returncode == 130, p.stdout + p.stderr
+    # the process waited for the tool: its prompt given back only once the tool had finished
+    assert not (tmp_path / "finished").exists(), p.stdout + p.stderr
+    assert p.returncode == (130 if signame == "SIGINT" else 143), p.stdout + p.stderr
     no_traceback(p)
+    return p
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_during_a_tools_call_points_to_reconcile_not_to_running_again(
+        tmp_path: Path, signame: str) -> None:
+    """A Ctrl-C as a catalog call's tool returned said "an instance stopped mid-step is
+    continued by running the same command again": a call has no instance, and the same
+    command again is refused, the call in doubt. It now says so, and what clears it. Caught
+    on the tool's thread, a Ctrl-C (a SIGTERM) was heard only once the tool returned, 30 s
+    later; the command now stops at once, the call left in doubt."""
+    call = ("tools", "call", "t.log", "d.ttl", "--tools", "guests", "--store", "oxigraph:st",
+            "--args", '{"guest": ":g1"}')
+    p = _stopped_mid_call(tmp_path, signame, *call)
     assert "running the same command again" not in p.stderr, p.stderr
     assert "`horismos tools reconcile` clears it" in p.stderr, p.stderr
     again = horismos(*call, cwd=tmp_path)
     assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
+    assert (tmp_path / "calls.log").read_text().split() == ["http://example.org/guests#g1"]
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_during_a_runs_tool_stops_the_run_not_once_the_tool_returns(
+        tmp_path: Path, signame: str) -> None:
+    """``run --focus`` calling a sync tool on its thread (not ``horis:inline``) heard a Ctrl-C
+    (a SIGTERM) caught on that thread only once the tool returned. It stops at once; the step
+    keeps its intent, so running again does not call the tool a second time."""
+    run = ("run", "d.ttl", "--tools", "guests", "--store", "oxigraph:st", "--focus", ":g1")
+    p = _stopped_mid_call(tmp_path, signame, *run)
+    assert "an instance stopped mid-step is continued by running the same command" in p.stderr
+    again = horismos(*run, cwd=tmp_path)
+    assert again.returncode == 1 and "is not called again" in again.stdout, again.stdout
     assert (tmp_path / "calls.log").read_text().split() == ["http://example.org/guests#g1"]

@@ -8,6 +8,7 @@ import contextvars
 import multiprocessing
 import signal
 import threading
+import time
 
 import pytest
 
@@ -191,3 +192,43 @@ def test_ctrl_c_cancels_the_run_which_unwinds_before_keyboard_interrupt() -> Non
     assert unwound.is_set()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert _loop.run(_read_var()) == "unset"  # and the next run goes on as usual
+
+
+@pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="SIGINT: main thread"
+)
+def test_ctrl_c_caught_on_a_tools_thread_cancels_the_run_it_waits_in() -> None:
+    """A signal is handled on the main thread, but the kernel may catch it on any (a tool's
+    thread raising it, or handed one sent to the process): the handler then waited for the
+    main thread to wake, and a run awaiting a sync tool's thread slept in ``select`` until
+    that tool returned — ``horismos tools call`` took the tool's 30 s to hear a Ctrl-C. The
+    loop is now woken by the signal itself, wherever it lands."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is handled by someone else here")
+    release, finished = threading.Event(), threading.Event()
+
+    async def awaits_a_tool() -> None:
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[None] = loop.create_future()
+
+        def tool() -> None:
+            time.sleep(0.2)  # the run awaits its answer in select by then
+            signal.raise_signal(signal.SIGINT)  # caught on this thread, not the main one
+            release.wait(30)  # a tool that goes on acting
+            finished.set()
+            try:
+                loop.call_soon_threadsafe(lambda: answered.done() or answered.set_result(None))
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+        threading.Thread(target=tool, daemon=True).start()
+        await answered
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _loop.run(awaits_a_tool())
+        assert not finished.is_set(), "the run heard the Ctrl-C only once the tool returned"
+    finally:
+        release.set()
+    assert signal.set_wakeup_fd(-1) == -1  # and no signal wakes the loop between runs
+    assert _loop.run(_read_var()) == "unset"
