@@ -4,6 +4,7 @@ nothing one run leaves on the loop reaches the next, and Ctrl-C still unwinds th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import multiprocessing
 import signal
@@ -216,10 +217,8 @@ def test_ctrl_c_caught_on_a_tools_thread_cancels_the_run_it_waits_in() -> None:
             signal.raise_signal(signal.SIGINT)  # caught on this thread, not the main one
             release.wait(30)  # a tool that goes on acting
             finished.set()
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
                 loop.call_soon_threadsafe(lambda: answered.done() or answered.set_result(None))
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                pass
 
         threading.Thread(target=tool, daemon=True).start()
         await answered
