@@ -195,8 +195,9 @@ class _Kept:
 def _wake_on_signals(loop: asyncio.AbstractEventLoop) -> int | None:
     """Have every signal the process catches wake ``loop`` meanwhile: the loop's own self-pipe
     (``signal.set_wakeup_fd``, as asyncio's ``add_signal_handler`` does), which it reads and
-    ignores. Returns the descriptor, for :func:`_sleep_through_signals`; None where another
-    program's is set (an embedding one: it is kept) or the loop has no self-pipe.
+    ignores. Returns the descriptor, for :func:`_sleep_through_signals`; None where one is set
+    already (an embedding program's, or this loop's own ``add_signal_handler``'s: left as it
+    is) or the loop has no self-pipe.
 
     A signal's handler runs on the main thread, but the kernel may catch it on any thread (a
     tool's thread raising it, or one it hands a signal sent to the process): the handler then
@@ -208,7 +209,7 @@ def _wake_on_signals(loop: asyncio.AbstractEventLoop) -> int | None:
         before = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
     except (AttributeError, ValueError, OSError):  # another loop; not the main thread
         return None
-    if before != -1:  # another's, or this loop's own (its add_signal_handler): left as it was
+    if before != -1:
         signal.set_wakeup_fd(before)
         return None
     return fd
