@@ -19,11 +19,15 @@ a no-op. Each (workflow, focus) gets at most one instance, as with ``run --all``
 world. Results and statuses are read from the world (``horismos instances``), never from a
 Celery result backend (none is configured).
 
-A store that cannot be reached is waited for, with backoff, inside the task, and so is an MCP
-server a workflow's binding names that is down as the task begins (:class:`Unreachable`,
-nothing sent: the task is kept, where it was acknowledged and dropped with a traceback); a
+A store that cannot be reached (or answers 408, 429, a 5xx) is waited for, with backoff,
+inside the task, and so is an MCP server a workflow's binding names that is down as the task
+begins (:class:`Unreachable`, nothing sent: the task is kept, where it was acknowledged and
+dropped with a traceback); a
 lease lost meanwhile (another worker took the claim) makes the worker rejoin with a new lease
-and try the task again, which finds the claim taken or done.
+and try the task again, which finds the claim taken or done. A request the store refused (a
+4xx answer, a query its engine refuses) would be refused on every try: the task is dropped in
+one line, its claim given back and its instance left as the store has it; tried again, it
+held the worker's thread for ever and came back on every restart.
 
 Celery is an optional dependency (``horismos[distributed]``): nothing here is imported by a
 single-process run.
@@ -378,13 +382,22 @@ class InstanceDriver:
     def drive(self, workflow: str, focus: str, task_id: str = "") -> str:
         """Drive the instance of ``workflow`` for ``focus`` until it stops; its status (or
         ``done elsewhere`` when another worker drove it). Waits out an unreachable store, and
-        an MCP server down as the task begins (nothing was sent: the next try is safe)."""
+        an MCP server down as the task begins (nothing was sent: the next try is safe).
+
+        Raises the :class:`StoreError` of a request the store refused and would refuse again
+        (:attr:`StoreError.repeats`: a 4xx answer, a query its engine refuses): tried again,
+        it held the thread for ever. The thread's lease is given back first, so the claim is
+        free at once (else it lapses with the lease); the instance, and the intent of a call
+        it made, stay as the store has them, for a later try to continue from."""
         wf, node = _task_iri(workflow, "workflow"), _task_iri(focus, "focus")
         wait = self.backoff[0]
         while True:
             try:
                 return _loop.run(self._drive(wf, node, task_id))
             except (StoreError, Unreachable) as e:
+                if isinstance(e, StoreError) and e.repeats:
+                    self._leave()
+                    raise
                 log.warning("horismos worker: %s; trying again in %.1fs", e, wait)
                 time.sleep(wait)
                 wait = min(wait * 2, self.backoff[1])
@@ -399,6 +412,14 @@ class InstanceDriver:
             with self._lock:
                 self._opened.append((self._local.world, self._local.held))
         return self._local.world, self._local.held
+
+    def _leave(self) -> None:
+        """Give back this thread's lease and the claims it held (a store that does not answer
+        then lets them lapse)."""
+        _, held = self._world()
+        worker, held[0] = held[0], None
+        if worker is not None:
+            worker.leave()  # a StoreError returned: the lease runs out by itself
 
     def _live_worker(self) -> Worker:
         world, held = self._world()
@@ -501,6 +522,19 @@ def serve(
             # the task dropped. Raised on, Celery said it again, with a traceback
             log.error(
                 "horismos worker: task %s (%s, %s) refused: %s", self.request.id, workflow, focus, e
+            )
+            return "refused"
+        except StoreError as e:  # refused by the store, and it would be again (drive)
+            # said once, the task dropped: tried again for ever, it held the thread
+            log.error(
+                "horismos worker: task %s (%s, %s) dropped: the store refused it, and would "
+                "refuse it again: %s. Its claim is given back and its instance left as the "
+                "store has it (horismos instances shows it); change what the store refuses (the "
+                "focus, the workflow's patterns, the server's limits) and submit it again",
+                self.request.id,
+                workflow,
+                focus,
+                e,
             )
             return "refused"
         log.info(

@@ -46,8 +46,9 @@ def unrecorded(e: StoreError, rec: StepRecord, tool: Tool | None) -> StoreError:
     else:
         after = (
             f"{tool.name} was called and may have acted, but what came of the call was not "
-            "recorded. Check with the system it acts on whether it took effect: once the "
-            f"store is back, the call is held in doubt and {tool.name} is not called again on "
+            "recorded. Check with the system it acts on whether it took effect: "
+            f"{'' if e.repeats else 'once the store is back, '}the call is held in doubt "
+            f"and {tool.name} is not called again on "
             "that subject until `horismos tools reconcile` clears it"
         )
-    return StoreError(f"{e}\n  {after}")
+    return StoreError(f"{e}\n  {after}", status=e.status)

@@ -110,7 +110,29 @@ LTHASH = URIRef(RUNTIME + "lthash16")
 
 
 class StoreError(HorismosError):
-    """The store could not be reached, or refused a request; the message says which and why."""
+    """The store could not be reached, or refused a request; the message says which and why.
+
+    ``status``: the HTTP status a server answered the request with, when it answered one (a
+    ``sparql:`` store's). :attr:`repeats` tells a refusal that will come again from a store
+    that is away for a while."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def repeats(self) -> bool:
+        """Whether the store refused this request and will refuse it again, sent as it is: a
+        query its engine refuses, or a 4xx answer other than 408 (timed out) and 429 (too
+        many requests), which are a server busy for a while, as a 5xx is, and as a store
+        that cannot be reached is (no status)."""
+        if isinstance(self, QueryRefused):
+            return True
+        return self.status is not None and 400 <= self.status < 500 and self.status not in _AWAY
+
+
+_AWAY = (408, 429)
+"""4xx answers that say the server is busy, not that the request is wrong."""
 
 
 class QueryRefused(StoreError):

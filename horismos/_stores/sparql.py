@@ -171,7 +171,8 @@ class SparqlStore(Store):
             raise (QueryRefused if refused else StoreError)(
                 f"the SPARQL server at {redact_url(self.url)} refused {method} "
                 f"{path.partition('?')[0]} ({response.status}): "
-                f"{response.body.decode(errors='replace').strip()[:500]}"
+                f"{response.body.decode(errors='replace').strip()[:500]}",
+                status=response.status,
             )
         return response.body
 
@@ -223,7 +224,8 @@ class SparqlStore(Store):
                 "Do not run the update again; once the server answers, run horismos digest "
                 f"--check --store {store or '<your sparql: store>'} (it differs by what the "
                 "update wrote, and by any write made around Horismos), then --rebase to "
-                "adopt it"
+                "adopt it",
+                status=e.status,
             ) from None
 
     def _post_update(self, text: str) -> None:

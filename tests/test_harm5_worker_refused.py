@@ -1,0 +1,218 @@
+"""A task the store refuses, and would refuse again, is dropped in one line; the next one runs.
+
+The worker waits out a store that is away (connection refused, a timeout, a 5xx, a 408 or a
+429) and tries the task again. It waited out a refusal too: a SPARQL server (or a proxy in
+front of it) answering 4xx to the worker's request, say a 413 for a focus IRI longer than the
+request size it takes, or a 400 for a commit. That answer comes again on every try, so the
+task held a worker thread for ever (a ``-c 1`` worker took nothing else) and, never
+acknowledged, came back on every restart. Here a real proxy on 127.0.0.1 in front of a real
+``oxigraph serve`` refuses some requests; the task is dropped, said once, and a good task
+queued behind it runs. A refusal of the commit after the tool was called leaves the instance
+and its intent as the store has them, the claim released, and the line says the tool may
+have acted.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
+from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+
+DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
+
+SHOP = """\
+def charge(order):
+    with open("ledger", "a") as f:
+        f.write(str(order) + "\\n")
+    return {"paymentRef": "P-" + str(order).rpartition("#")[2][:8]}
+"""
+
+SEND = """\
+import sys
+from celery import Celery
+app = Celery(broker=sys.argv[1])
+for focus in sys.argv[2:]:
+    app.send_task("horismos.instance", ["http://example.org/shop#Pay", focus], queue="horismos")
+"""
+
+SHOP_NS = "http://example.org/shop#"
+LONG = SHOP_NS + "o" + "x" * 100_000  # an IRI pyoxigraph takes, in a request over the limit
+LIMIT = 64_000
+
+
+class Proxy:
+    """An HTTP proxy on a free loopback port in front of ``target``: each request whose body
+    ``refuse`` answers a status for gets that status, the rest are passed on."""
+
+    def __init__(self, target: str, refuse: Callable[[bytes], int | None]) -> None:
+        where = urlsplit(target)
+        host, port = where.hostname or "127.0.0.1", where.port or 80
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _pass(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status = refuse(body)
+                if status is not None:
+                    said = b"refused by the proxy"
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(said)))
+                    self.end_headers()
+                    self.wfile.write(said)
+                    return
+                conn = http.client.HTTPConnection(host, port, timeout=30)
+                try:
+                    headers = {
+                        k: v
+                        for k, v in self.headers.items()
+                        if k.lower() not in ("host", "connection", "content-length")
+                    }
+                    conn.request(self.command, self.path, body or None, headers)
+                    answer = conn.getresponse()
+                    data = answer.read()
+                finally:
+                    conn.close()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.store = f"sparql:{self.url}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()
+
+
+def _work(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer, proxy: Proxy, *foci: str
+) -> str:
+    """Start a ``-c 1`` worker through ``proxy``, send ``foci``, wait until the last one (a
+    good one) charged; the worker's log."""
+    (tmp_path / "defs.ttl").write_text(DEFS)
+    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "send.py").write_text(SEND)
+    orders = "".join(f"<{f}> a :Order .\n" for f in foci)
+    (tmp_path / "world.ttl").write_text(f"@prefix : <{SHOP_NS}> .\n{orders}")
+    horismos_load(tmp_path, server.store, "world.ttl")
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", proxy.store,
+             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, "HORISMOS_LEASE": "1.5"})  # fmt: skip
+    try:
+        sent = subprocess.run([sys.executable, "send.py", broker.url, *foci], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        ledger = tmp_path / "ledger"
+        deadline = time.monotonic() + 30
+        # the good task, queued behind the refused one on a one-thread worker, runs
+        while foci[-1] not in (ledger.read_text().split() if ledger.exists() else []):
+            assert worker.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        time.sleep(0.5)  # its commit lands
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+    said = log.read_text()
+    assert "Traceback" not in said and "trying again" not in said, said
+    return said
+
+
+def test_a_request_over_the_servers_limit_is_dropped_and_the_next_task_runs(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    proxy = Proxy(server.url, lambda body: 413 if len(body) > LIMIT else None)
+    try:
+        said = _work(tmp_path, server, broker, proxy, LONG, SHOP_NS + "o1")
+    finally:
+        proxy.stop()
+    dropped = [line for line in said.splitlines() if "dropped" in line]
+    assert len(dropped) == 1, said
+    assert "refused POST /update (413)" in dropped[0], said
+    assert "http://example.org/shop#Pay" in dropped[0], said
+    assert (tmp_path / "ledger").read_text().split() == [SHOP_NS + "o1"]
+
+
+def test_a_commit_refused_after_the_tool_acted_is_said_and_the_instance_kept(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    # the charge's result is refused (400); the tool was called, and charged
+    proxy = Proxy(server.url, lambda body: 400 if b"P-o2" in body else None)
+    try:
+        said = _work(tmp_path, server, broker, proxy, SHOP_NS + "o2", SHOP_NS + "o1")
+    finally:
+        proxy.stop()
+    assert (tmp_path / "ledger").read_text().split() == [SHOP_NS + "o2", SHOP_NS + "o1"]
+    assert "(400)" in said and "t.charge was called and may have acted" in said, said
+    assert said.count("dropped") == 1, said
+    # the instance stays as the store has it: running, its call held in doubt
+    shown = subprocess.run(
+        [sys.executable, "-m", "horismos", "instances", "defs.ttl", "--store", server.store],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
+    rows = {line.split()[2]: line.split()[3:5] for line in shown.stdout.splitlines()[1:]}
+    assert rows == {":o2": ["running", ":Charge"], ":o1": ["completed", "-"]}, shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("status", "repeats"),
+    [(400, True), (403, True), (413, True), (408, False), (429, False), (500, False),
+     (503, False), (None, False)],
+)  # fmt: skip
+def test_a_refusal_repeats_where_the_server_is_not_only_away(
+    status: int | None, repeats: bool
+) -> None:
+    from horismos import StoreError
+    from horismos._stores.base import QueryRefused
+
+    assert StoreError("refused", status=status).repeats is repeats
+    assert QueryRefused("the store refused the query").repeats
