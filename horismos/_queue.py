@@ -19,15 +19,15 @@ a no-op. Each (workflow, focus) gets at most one instance, as with ``run --all``
 world. Results and statuses are read from the world (``horismos instances``), never from a
 Celery result backend (none is configured).
 
-A store that cannot be reached (or answers 408, 429, a 5xx) is waited for, with backoff,
-inside the task, and so is an MCP server a workflow's binding names that is down as the task
-begins (:class:`Unreachable`, nothing sent: the task is kept, where it was acknowledged and
-dropped with a traceback); a
-lease lost meanwhile (another worker took the claim) makes the worker rejoin with a new lease
-and try the task again, which finds the claim taken or done. A request the store refused (a
-4xx answer, a query its engine refuses) would be refused on every try: the task is dropped in
-one line, its claim given back and its instance left as the store has it; tried again, it
-held the worker's thread for ever and came back on every restart.
+A store that cannot be reached (or answers 408, 429, a 5xx, or refuses every request alike:
+401, 403, 404, 407) is waited for, with backoff, inside the task, and so is an MCP server a
+workflow's binding names that is down as the task begins (:class:`Unreachable`, nothing sent:
+the task is kept, where it was acknowledged and dropped with a traceback); a lease lost
+meanwhile (another worker took the claim) makes the worker rejoin with a new lease and try the
+task again, which finds the claim taken or done. A request the store refused (a 4xx answer
+about the request, a query its engine refuses) would be refused on every try: the task is
+dropped in one line, its claim given back and its instance left as the store has it; tried
+again, it held the worker's thread for ever and came back on every restart.
 
 Celery is an optional dependency (``horismos[distributed]``): nothing here is imported by a
 single-process run.

@@ -1,15 +1,15 @@
 """A task the store refuses, and would refuse again, is dropped in one line; the next one runs.
 
 The worker waits out a store that is away (connection refused, a timeout, a 5xx, a 408 or a
-429) and tries the task again. It waited out a refusal too: a SPARQL server (or a proxy in
-front of it) answering 4xx to the worker's request, say a 413 for a focus IRI longer than the
-request size it takes, or a 400 for a commit. That answer comes again on every try, so the
-task held a worker thread for ever (a ``-c 1`` worker took nothing else) and, never
-acknowledged, came back on every restart. Here a real proxy on 127.0.0.1 in front of a real
-``oxigraph serve`` refuses some requests; the task is dropped, said once, and a good task
-queued behind it runs. A refusal of the commit after the tool was called leaves the instance
-and its intent as the store has them, the claim released, and the line says the tool may
-have acted.
+429; a 401, 403, 404 or 407, which refuse every request alike) and tries the task again. It
+waited out a refusal too: a SPARQL server (or a proxy in front of it) answering 4xx to the
+worker's request, say a 413 for a focus IRI longer than the request size it takes, or a 400 for
+a commit. That answer comes again on every try, so the task held a worker thread for ever (a
+``-c 1`` worker took nothing else) and, never acknowledged, came back on every restart. Here a
+real proxy on 127.0.0.1 in front of a real ``oxigraph serve`` refuses some requests; the task
+is dropped, said once, and a good task queued behind it runs. A refusal of the commit after the
+tool was called leaves the instance and its intent as the store has them, the claim released,
+and the line says the tool may have acted.
 """
 
 from __future__ import annotations
@@ -205,7 +205,8 @@ def test_a_commit_refused_after_the_tool_acted_is_said_and_the_instance_kept(
 
 @pytest.mark.parametrize(
     ("status", "repeats"),
-    [(400, True), (403, True), (413, True), (408, False), (429, False), (500, False),
+    [(400, True), (413, True), (422, True), (401, False), (403, False), (404, False),
+     (407, False), (408, False), (429, False), (500, False),
      (503, False), (None, False)],
 )  # fmt: skip
 def test_a_refusal_repeats_where_the_server_is_not_only_away(

@@ -123,16 +123,19 @@ class StoreError(HorismosError):
     @property
     def repeats(self) -> bool:
         """Whether the store refused this request and will refuse it again, sent as it is: a
-        query its engine refuses, or a 4xx answer other than 408 (timed out) and 429 (too
-        many requests), which are a server busy for a while, as a 5xx is, and as a store
-        that cannot be reached is (no status)."""
+        query its engine refuses, or a 4xx answer about the request (a 400, a 413). Not one
+        of :data:`_AWAY`: a server busy for a while (408, 429), as a 5xx is and as a store
+        that cannot be reached is (no status), or one refusing every request alike until
+        someone mends its credentials or its address (401, 403, 404, 407): a worker that
+        dropped its tasks for those would empty its queue one task at a time."""
         if isinstance(self, QueryRefused):
             return True
         return self.status is not None and 400 <= self.status < 500 and self.status not in _AWAY
 
 
-_AWAY = (408, 429)
-"""4xx answers that say the server is busy, not that the request is wrong."""
+_AWAY = (401, 403, 404, 407, 408, 429)
+"""4xx answers that say the server is busy or refuses every request alike (credentials, an
+address), not that this request is wrong: waited out."""
 
 
 class QueryRefused(StoreError):
