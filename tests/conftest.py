@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from in_process import horismos_load
-from oxigraph_server import ServerPool
+from oxigraph_server import OxigraphServer, ServerPool
 from rdflib import Namespace
+from redis_server import RedisServer
 
 import horismos
 from horismos import Agent, Run, World
@@ -180,3 +181,20 @@ def facts(world: World) -> str:
 
 def step_events(run: Run) -> list[dict[str, Any]]:
     return [e for e in run.trace.events if e["type"] == "step"]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[OxigraphServer]:
+    """A real ``oxigraph serve`` of the test's own (the shared world of a worker test, a
+    ``sparql:`` store), stopped after it. A test file may define a ``server`` of its own."""
+    s = OxigraphServer(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real redis-server of the test's own, the Celery broker of ``worker`` and ``submit``."""
+    r = RedisServer(tmp_path / "redis")
+    yield r
+    r.stop()

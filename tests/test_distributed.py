@@ -38,20 +38,6 @@ PATIENTS = 8  # few: each test starts servers and workers of its own
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
-
-
-@pytest.fixture
 def ward(tmp_path: Path, server: OxigraphServer) -> Path:
     lines = ["@prefix : <http://example.org/ehr#> .",
              ":urgent a :AcuityLevel .", ":routine a :AcuityLevel .",

@@ -15,10 +15,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
@@ -43,20 +41,6 @@ for workflow, focus in [("http://example.org/shop#Pay", "_:b0"),
                         ("http://example.org/shop#Pay", "http://example.org/shop#o1")]:
     app.send_task("horismos.instance", [workflow, focus], queue="horismos")
 """
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
 
 
 def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(

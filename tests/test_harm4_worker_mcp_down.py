@@ -16,10 +16,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from forked import horismos_forked
 from in_process import horismos_load
 from listening import free_port, mcp_http_server
@@ -40,20 +38,6 @@ DEFS = """\
 :S a horis:ActionStep ; horis:tool :t.noop ;
     horis:bind [ horis:arg "patient" ; horis:var "this" ] .
 """
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
 
 
 def test_a_task_taken_while_its_mcp_server_is_down_waits_for_it(

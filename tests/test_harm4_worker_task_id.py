@@ -13,10 +13,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
@@ -29,20 +27,6 @@ app = Celery(broker=sys.argv[1])
 app.send_task("horismos.instance", ["http://example.org/shop#Pay", "http://example.org/shop#o1"],
               queue="horismos", task_id="../elsewhere/kept")
 """
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
 
 
 def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(

@@ -16,10 +16,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
@@ -40,20 +38,6 @@ def charge(order):
     time.sleep(2.5)  # past the visibility timeout: the task is handed to the other worker too
     return {"paymentRef": "P-1"}
 """
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
 
 
 def test_a_task_delivered_again_leaves_the_trace_of_the_call_whole(

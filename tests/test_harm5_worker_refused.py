@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -111,20 +111,6 @@ class Proxy:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[OxigraphServer]:
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    r = RedisServer(tmp_path / "redis")
-    yield r
-    r.stop()
 
 
 def _work(
