@@ -83,7 +83,8 @@ def hydrate_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hydrate(args: argparse.Namespace) -> int:
-    """Prints one line per resource: its id, version and projection graph."""
+    """Prints one line per resource: its id, version and projection graph, and whether the
+    world's own projection was kept (it changed after the read began)."""
     defs = load_definitions(args.paths)
     adapters = defs.adapters
     names = ", ".join(a.name for a in adapters.values()) or "none"
@@ -118,6 +119,7 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
                         "version": h.version,
                         "read_at": h.read_at,
                         "graph": str(h.graph),
+                        "kept": h.kept,
                     }
                     for h in done
                 ],
@@ -126,7 +128,11 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
         )
     else:
         for h in done:
+            kept = (
+                "  (kept: the world's projection changed after this read began)" if h.kept else ""
+            )
             print(
-                f"{h.remote_id}  version {h.version or '-'}  read {h.read_at[:19]}  → <{h.graph}>"
+                f"{h.remote_id}  version {h.version or '-'}  read {h.read_at[:19]}  "
+                f"→ <{h.graph}>{kept}"
             )
     return 0

@@ -8,6 +8,14 @@ version, remote id, location and read time, under ``horis:AdapterProvenance``. H
 resource again replaces its projection, and one hydration lands as one change through the
 store's transaction: all of it, or none of it.
 
+An adapter step whose commit was accepted replaces a projection too, so a hydration never
+lands over what it did not read: each replacement is conditional on the projection it read
+(``expect`` its graph's quads, ``absent`` when there was none), and when another writer landed
+first it reads again and decides again. A resource whose stored projection changed after the
+hydration's remote reads began (read later than they began, or at another version than
+before them) holds what the system of record answered after this read: that projection is
+kept, and :class:`Hydrated` says so (``kept``).
+
 It reads the store only to find what a projection replaces (through ``outgoing``, a read a
 run records), so the runner can land an accepted commit's new projection the same way.
 """
@@ -16,11 +24,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib import URIRef
+from rdflib import RDF, URIRef
 from rdflib.term import Node
 
 from ._bindings.reach import Hosts
@@ -35,12 +43,21 @@ from ._fhir import (
 )
 from ._fhir_client import FhirClient
 from ._model import Adapter
-from ._stores import Change, Store
-from ._vocab import HORIS
+from ._stores import Change, Conflict, Store
+from ._vocab import HORIS, PROV
 
-__all__ = ["Hydrated", "hydration_change", "read_resources", "replaced"]
+__all__ = [
+    "Hydrated",
+    "hydrate",
+    "hydration_change",
+    "landing_guard",
+    "read_resources",
+    "replaced",
+    "reread",
+]
 
 Quad = tuple[Node, Node, Node, URIRef | None]  # as a Change takes them
+PROJECTION = "urn:horismos:projection:"  # what projection_graph names
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,29 @@ class Hydrated:
     version: str | None
     read_at: str
     graph: URIRef
+    kept: bool = False
+    """The world's projection changed after this hydration's remote reads began (an adapter
+    commit landed, another hydration): it was kept, not replaced by this older read;
+    ``version`` and ``read_at`` are the kept projection's."""
+
+
+Stamp = tuple[str | None, str | None]
+"""A stored projection's version and read time, as written (None, None: none stored)."""
+
+
+def stamp(store: Store, graph: URIRef) -> Stamp:
+    """The version and read time of the projection ``graph`` stored now."""
+    return _stamp_of((graph, p, o, graph) for p in _STAMP for o in store.objects(graph, p))
+
+
+_STAMP = (HORIS.sourceVersion, HORIS.readAt)
+
+
+def _stamp_of(quads: Iterable[Quad]) -> Stamp:
+    """The version and read time ``quads`` (a projection's, as :func:`replaced` reads them)
+    say."""
+    found = {p: str(o) for _, p, o, _ in quads if p in _STAMP}
+    return found.get(HORIS.sourceVersion), found.get(HORIS.readAt)
 
 
 def replaced(store: Store, graph: URIRef, base: str) -> list[Quad]:
@@ -64,6 +104,43 @@ def replaced(store: Store, graph: URIRef, base: str) -> list[Quad]:
     source = next((o for _, p, o in meta if p == HORIS.sourceJson), None)
     triples = meta + (to_triples(json.loads(str(source)), base) if source is not None else [])
     return [(s, p, o, graph) for s, p, o in triples]
+
+
+def _landed(add: Iterable[Quad]) -> dict[URIRef, tuple[Node, Node]]:
+    """The projection graphs ``add`` lands, each with its resource node and remote id."""
+    nodes: dict[URIRef, Node] = {}
+    ids: dict[URIRef, Node] = {}
+    for s, p, o, g in add:
+        if g is not None and s == g and str(g).startswith(PROJECTION):
+            if p == HORIS.resource:
+                nodes[g] = o
+            elif p == HORIS.remoteId:
+                ids[g] = o
+    return {g: (node, ids[g]) for g, node in nodes.items() if g in ids}
+
+
+def landing_guard(
+    remove: Sequence[Quad], add: Sequence[Quad]
+) -> tuple[tuple[Quad, ...], tuple[Quad, ...]]:
+    """What landing the projections in ``add`` in place of those in ``remove`` (as
+    :func:`replaced` read them) is conditional on: each replaced projection's quads about its
+    graph still stored, and no projection stored where none was read."""
+    graphs = set(_landed(add))
+    expect = tuple(q for q in remove if q[3] in graphs and q[0] == q[3])
+    had = {q[3] for q in expect}
+    absent = tuple((g, RDF.type, PROV.Entity, g) for g in sorted(graphs - had))
+    return expect, absent
+
+
+def reread(store: Store, remove: Sequence[Quad], add: Sequence[Quad]) -> list[Quad]:
+    """``remove`` with what it says of the projections ``add`` lands read again: after another
+    writer replaced one of them between the first read and the landing."""
+    landed = _landed(add)
+    out = [q for q in remove if q[3] not in landed]
+    for graph, (node, remote_id) in landed.items():
+        base = str(node)[: -len(str(remote_id)) - 1]  # the node is {base}/{Type/id}
+        out += replaced(store, graph, base)
+    return out
 
 
 def read_resources(
@@ -91,23 +168,93 @@ def read_resources(
     return [found[k] for k in sorted(found)]
 
 
+def _later(read_at: str | None, began: dt.datetime) -> bool:
+    """Whether a stored ``horis:readAt`` is later than ``began`` (unreadable: not known to be)."""
+    if read_at is None:
+        return False
+    try:
+        when = dt.datetime.fromisoformat(read_at)
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when > began
+
+
 def hydration_change(
     store: Store,
     adapter: Adapter,
     resources: Iterable[dict[str, Any]],
     now: dt.datetime | None = None,
+    *,
+    began: dt.datetime | None = None,
+    before: Mapping[URIRef, Stamp] | None = None,
 ) -> tuple[Change, list[Hydrated]]:
-    """One change replacing each resource's projection, and what it projects."""
+    """One change replacing each resource's projection, and what it projects.
+
+    Each replacement expects the projection it read (or its absence). ``began``: when the
+    remote reads began; ``before``: the stamps of projections read before them. A stored
+    projection read later than ``began``, or whose stamp is no longer what ``before`` says,
+    is newer than this read: it is kept (``Hydrated.kept``), not replaced."""
     at = (now or dt.datetime.now(dt.UTC)).isoformat()
     add: list[Quad] = []
     remove: list[Quad] = []
+    expect: list[Quad] = []
+    absent: list[Quad] = []
     done: list[Hydrated] = []
     for res in resources:
         node = resource_iri(adapter.base_url, res["resourceType"], res["id"])
         graph = projection_graph(node)
-        remove += replaced(store, graph, adapter.base_url)
+        remote_id = f"{res['resourceType']}/{res['id']}"
+        old = replaced(store, graph, adapter.base_url)
+        now_stamp = _stamp_of(q for q in old if q[0] == graph)
+        if old and (
+            (began is not None and _later(now_stamp[1], began))
+            or (before is not None and graph in before and before[graph] != now_stamp)
+        ):
+            version, read_at = now_stamp
+            done.append(Hydrated(node, remote_id, version, read_at or "", graph, kept=True))
+            continue
+        if old:  # what says which projection it is: about the graph node
+            expect += [q for q in old if q[0] == graph]
+        else:
+            absent.append((graph, RDF.type, PROV.Entity, graph))
+        remove += old
         add += projection_quads(adapter.iri, adapter.base_url, res, timestamp(at))
-        done.append(
-            Hydrated(node, f"{res['resourceType']}/{res['id']}", version_of(res), at, graph)
-        )
-    return Change(add=add, remove=remove), done
+        done.append(Hydrated(node, remote_id, version_of(res), at, graph))
+    return Change(add=add, remove=remove, expect=tuple(expect), absent=tuple(absent)), done
+
+
+TRIES = 3
+"""How many times a hydration reads the stored projections and decides again when another
+writer's commit landed between its read and its own."""
+
+
+def hydrate(
+    store: Store,
+    commit: Callable[[Change], object],
+    adapter: Adapter,
+    ids: Sequence[str],
+    searches: Sequence[str],
+    hosts: Hosts | None = None,
+) -> list[Hydrated]:
+    """Read the resources, then land their projections through ``commit`` (guarded; decided
+    again when another writer landed first, :func:`hydration_change`)."""
+    began = dt.datetime.now(dt.UTC)
+    before: dict[URIRef, Stamp] = {}
+    for ref in ids:  # the named ones: their projections as they stand before the reads
+        if ref.count("/") == 1 and "?" not in ref:
+            kind, rid = ref.split("/")
+            graph = projection_graph(resource_iri(adapter.base_url, kind, rid))
+            before[graph] = stamp(store, graph)
+    resources = read_resources(adapter, ids, searches, hosts)
+    for attempt in range(TRIES):
+        change, done = hydration_change(store, adapter, resources, began=began, before=before)
+        try:
+            commit(change)
+        except Conflict:
+            if attempt == TRIES - 1:
+                raise
+            continue
+        return done
+    raise AssertionError("unreachable")

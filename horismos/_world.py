@@ -21,7 +21,7 @@ from rdflib.term import Node
 from ._bindings.reach import Hosts
 from ._digest import Digest
 from ._errors import AuthoringError, Problem
-from ._hydrate import Hydrated, hydration_change, read_resources
+from ._hydrate import Hydrated, hydrate
 from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
@@ -123,13 +123,12 @@ class World:
 
         ``ids`` name resources (``"Patient/p1"``), ``search`` finds them
         (``"MedicationRequest?status=active"``). A resource hydrated before is replaced; all
-        of it lands in one commit, or nothing does. ``adapter`` is one the definitions declare:
+        of it lands in one commit, or nothing does. A projection that changed after the remote
+        reads began (an adapter step's accepted commit landed) is newer than them: it is kept,
+        and its :class:`Hydrated` says so (``kept``). ``adapter`` is one the definitions declare:
         ``agent.adapter("ehr")``."""
         hosts = Hosts(tuple(allow_hosts)) if allow_hosts else None
-        resources = read_resources(adapter, list(ids), list(search), hosts)
-        change, done = hydration_change(self.store, adapter, resources)
-        self.commit(change)
-        return done
+        return hydrate(self.store, self.commit, adapter, list(ids), list(search), hosts)
 
     @property
     def graph(self) -> Dataset:

@@ -1,0 +1,212 @@
+"""A hydration and an adapter step's landing both replace a resource's projection; neither may
+undo the other or leave the two mixed.
+
+Real components: a loopback FHIR server (tests/servers/fhir_server.py), a real Agent and World;
+only the interleaving is forced, by running the adapter step at the exact point inside the
+hydration (after its remote read; between its read of the stored projection and its commit).
+
+1. A hydration whose GET answered version 1 before an adapter commit landed version 2 landed
+   version 1 over it: the world went back to an older version of the resource.
+2. An adapter commit landing between the hydration's read of the stored projection and its
+   commit: the hydration removed quads no longer there and added its own, and the projection
+   graph held two versions at once (two ``horis:sourceVersion``, two ``fhir:status``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import URIRef
+from servers.fhir_server import FhirServer, serve_fhir
+
+import horismos._adapter_step as adapter_module
+import horismos._hydrate as hydrate_module
+from horismos import HORIS, Agent, World, replay
+from horismos._fhir_client import FhirClient
+
+FHIR = "http://hl7.org/fhir/"
+TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
+ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")
+
+DEFS = """\
+@prefix :      <http://example.org/pharmacy#> .
+@prefix fhir:  <http://hl7.org/fhir/> .
+@prefix horis: <https://w3id.org/horismos#> .
+
+:ehr a horis:Adapter ;
+    horis:baseUrl "{base}" ;
+    horis:tokenFromEnv "{token_var}" ;
+    horis:grantedScope "patient/MedicationRequest.write" ;
+    horis:mapping horis:FhirJsonLd .
+
+:t.complete a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
+    horis:adapter :ehr ;
+    horis:commitScope "patient/MedicationRequest.write" ;
+    horis:binding "python:complete" ;
+    horis:timeout "5s" .
+
+:Complete a horis:Workflow ;
+    horis:focusType fhir:Patient ;
+    horis:start :CompleteStep .
+
+:CompleteStep a horis:ActionStep ;
+    horis:tool :t.complete ;
+    horis:requires \"\"\"?request a fhir:MedicationRequest ; fhir:status "active" ;
+                         fhir:subject [ fhir:reference ?this ] .\"\"\" .
+"""
+
+
+def complete(request: dict[str, Any]) -> dict[str, Any]:
+    return {**request, "status": "completed"}
+
+
+@pytest.fixture
+def fhir(monkeypatch: pytest.MonkeyPatch) -> Iterator[FhirServer]:
+    with serve_fhir() as server:
+        server.token = "s3cret-token"
+        monkeypatch.setenv(TOKEN_VAR, server.token)
+        server.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
+        server.put({"resourceType": "MedicationRequest", "id": "mr1", "status": "active",
+                    "intent": "order", "subject": {"reference": "Patient/p1"}})
+        yield server
+
+
+def setup(tmp_path: Path, fhir: FhirServer) -> tuple[Agent, World]:
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(DEFS.format(base=fhir.base, token_var=TOKEN_VAR))
+    agent = Agent.from_files(path, tools={"complete": complete})
+    world = World.open("memory")
+    agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
+    return agent, world
+
+
+def projected(world: World, fhir: FhirServer, ref: str, predicate: URIRef) -> list[str]:
+    """Every value ``predicate`` has in ``ref``'s projection graph, about the graph or the
+    resource (a projection holds one of each)."""
+    graph = URIRef(f"urn:horismos:projection:{fhir.base}/{ref}")
+    node = URIRef(f"{fhir.base}/{ref}")
+    found = world.graph.graph(graph)
+    return sorted(str(o) for s in (graph, node) for o in found.objects(s, predicate))
+
+
+def run_adapter_step(agent: Agent, world: World, fhir: FhirServer) -> None:
+    """The other writer: an adapter step whose commit is accepted (version 1 → 2) and lands."""
+    run = agent.run(world, ":Complete", URIRef(f"{fhir.base}/Patient/p1"), allow=ALLOW)
+    assert run.status == "completed", run.error
+    assert fhir.current("MedicationRequest", "mr1")["meta"]["versionId"] == "2"
+
+
+def only_once(action: Callable[[], None]) -> Callable[[], None]:
+    done: list[bool] = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            action()
+
+    return once
+
+
+def test_a_hydration_read_before_an_accepted_commit_does_not_land_the_older_version(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, world = setup(tmp_path, fhir)
+    other = only_once(lambda: run_adapter_step(agent, world, fhir))
+
+    class Late(FhirClient):
+        def read(self, ref: str) -> dict[str, Any]:
+            got = super().read(ref)  # the remote answers version 1 ...
+            if ref == "MedicationRequest/mr1":
+                other()  # ... and then the adapter step's commit lands version 2
+            return got
+
+    monkeypatch.setattr(hydrate_module, "FhirClient", Late)
+    done = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "completed"]
+    (h,) = done
+    assert h.kept and h.version == "2"  # hydrate says it kept the newer stored projection
+
+
+def test_an_accepted_commit_landing_inside_a_hydration_leaves_no_mixed_projection(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, world = setup(tmp_path, fhir)
+    other = only_once(lambda: run_adapter_step(agent, world, fhir))
+    real = hydrate_module.replaced
+    reads: list[Any] = []
+
+    def replaced(*args: Any) -> Any:
+        reads.append(args[1])
+        got = real(*args)  # the hydration has read the stored projection (version 1) ...
+        other()  # ... and the adapter step's commit lands version 2 before its own commit
+        return got
+
+    monkeypatch.setattr(hydrate_module, "replaced", replaced)
+    done = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "completed"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+    (h,) = done
+    assert h.kept and h.version == "2"
+    assert len(reads) == 2  # its guarded commit conflicted: it read again and decided again
+
+
+def test_a_hydration_still_replaces_a_projection_nobody_changed_meanwhile(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    agent, world = setup(tmp_path, fhir)
+    fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
+    (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+    assert not h.kept and h.version == "2"
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "on-hold"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+
+
+def test_a_hydration_landing_inside_an_adapter_step_leaves_no_mixed_projection(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other way round: the adapter step's commit was accepted (version 2), it has read
+    the stored projection it replaces (version 1), and before its step lands, another client
+    updates the resource (version 3) and a hydration lands that. The step's landing removed
+    version 1's quads, no longer there, and added its own: two versions in one graph."""
+    agent, world = setup(tmp_path, fhir)
+    real = adapter_module.replaced
+
+    def hydration() -> None:
+        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
+        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+        assert h.version == "3" and not h.kept
+
+    other = only_once(hydration)
+
+    def replaced(*args: Any) -> Any:
+        got = real(*args)  # the step has read the stored projection (version 1) ...
+        other()  # ... and a hydration lands version 3 before the step's own commit
+        return got
+
+    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    trace = tmp_path / "run.jsonl"
+    run = agent.run(world, ":Complete", URIRef(f"{fhir.base}/Patient/p1"), allow=ALLOW,
+                    trace=trace)
+    assert run.status == "completed", run.error
+    assert [r["outcome"] for r in run.steps[0].receipts] == ["accepted"]
+    assert len(fhir.writes()) == 1  # the remote commit was made once, never again
+    # the accepted commit's projection, whole, and nothing of the hydration's left beside it
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "completed"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+    # its landing read again after the conflict: the replay is handed the same answers
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert any(r[0] == "c!" for e in events for r in e.get("reads") or [])
+    sent = len(fhir.log)
+    report = replay(trace, Agent.from_files(tmp_path / "pharmacy.ttl",
+                                            tools={"complete": complete}))
+    assert not report.diverged, str(report)
+    assert len(fhir.log) == sent
