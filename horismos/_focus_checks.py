@@ -225,16 +225,18 @@ class FocusChecks(ArgumentChecks):
         single = list(single_values(self.g))
         if not single:
             return
+        # the focus types of the workflows reaching each step: one walk of each workflow
+        types: dict[URIRef, set[URIRef]] = {}
+        for wf in self.defs.workflows.values():
+            for s in wf.reachable():
+                types.setdefault(s.iri, set()).add(wf.focus_type)
         for owner, holder, pred, pre in self.patterns:
             step = self.defs.steps.get(cast(URIRef, owner))
             if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
                 continue
-            types = {
-                wf.focus_type
-                for wf in self.defs.workflows.values()
-                if wf.focus_type is not None and any(s.iri == step.iri for s in wf.reachable())
-            }
-            for r in replaced_values(step, pre.select.algebra, types, single, self.defs.classes_of):
+            for r in replaced_values(
+                step, pre.select.algebra, types.get(step.iri, ()), single, self.defs.classes_of
+            ):
                 tool, prop = cast(Tool, step.tool), r.assertion.property
                 name, shapes = self.n(prop), ", ".join(self.n(s) for s in r.shapes)
                 held = self.sparql_term(r.held)
@@ -262,8 +264,8 @@ class FocusChecks(ArgumentChecks):
                 # said here in full: not also that only this step's tool writes it
                 own = self.defs.own_writes.get(prop, [])
                 dropped = [p for p in own if p.node == self.n(owner)]
-                self.problems = [p for p in self.problems if p not in dropped]
                 if dropped:
+                    self.problems = [p for p in self.problems if p not in dropped]
                     self.defs.own_writes[prop] = [p for p in own if p not in dropped]
 
     def check_later_writes(self) -> None:
