@@ -103,9 +103,15 @@ def test_the_modeler_sees_it_at_the_line_and_run_is_blocked_as_it_says(tmp_path:
 
 
 def test_a_written_property_a_custom_range_or_an_open_one_says_nothing(tmp_path: Path) -> None:
-    # :dispensedAt's shape is judged against the tool's effect, where the tool is named
-    written = FILE.replace("sh:path :quantity ; sh:datatype DATATYPE",
-                           "sh:path :dispensedAt ; sh:datatype xsd:dateTime")
+    # :batchSize's shape (xsd:int, its range xsd:integer) is judged against the tool's
+    # effect, where the tool is named, and the effect writes xsd:int
+    written = (
+        FILE.replace("sh:path :quantity ; sh:datatype DATATYPE",
+                     "sh:path :batchSize ; sh:datatype xsd:int")
+        .replace(":dispensedAt a owl:", ":batchSize a owl:DatatypeProperty ; "
+                 "rdfs:domain :Refill ; rdfs:range xsd:integer .\n:dispensedAt a owl:")
+        .replace("horis:value horis:now ] ]", "horis:value horis:now ] ;\n"
+                 "        horis:asserts [ horis:property :batchSize ; horis:type xsd:int ] ]"))
     assert problems(_written(tmp_path, "", written)) == []
     for rng in ("rdfs:Literal", ":Count"):
         text = FILE.replace("rdfs:range xsd:integer", f"rdfs:range {rng}")
