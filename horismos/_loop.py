@@ -207,7 +207,7 @@ def _wake_on_signals(loop: asyncio.AbstractEventLoop) -> int | None:
     try:
         fd: int = loop._csock.fileno()  # type: ignore[attr-defined]
         before = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
-    except (AttributeError, ValueError, OSError):  # another loop; not the main thread
+    except (AttributeError, ValueError, OSError):  # no self-pipe; a descriptor refused
         return None
     if before != -1:
         signal.set_wakeup_fd(before)
