@@ -36,6 +36,7 @@ from ._vocab import HORIS, PROV
 
 __all__ = [
     "FHIR",
+    "PROJECTION",
     "Outcome",
     "PlanError",
     "Receipt",
@@ -64,9 +65,13 @@ def resource_iri(base: str, kind: str, rid: str) -> URIRef:
     return URIRef(f"{base}/{kind}/{rid}")
 
 
+PROJECTION = "urn:horismos:projection:"
+"""What every projection graph's name begins with (:func:`projection_graph`)."""
+
+
 def projection_graph(resource: URIRef) -> URIRef:
     """The named graph holding one resource's projection and where it came from."""
-    return URIRef(f"urn:horismos:projection:{resource}")
+    return URIRef(f"{PROJECTION}{resource}")
 
 
 def to_triples(resource: Mapping[str, Any], base: str) -> list[tuple[Node, Node, Node]]:

@@ -34,6 +34,7 @@ from rdflib.term import Node
 from ._bindings.reach import Hosts
 from ._errors import ToolError, UsageError
 from ._fhir import (
+    PROJECTION,
     projection_graph,
     projection_quads,
     resource_iri,
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 Quad = tuple[Node, Node, Node, URIRef | None]  # as a Change takes them
-PROJECTION = "urn:horismos:projection:"  # what projection_graph names
 
 
 @dataclass(frozen=True)
