@@ -10,8 +10,6 @@ number, was a traceback in the worker's log.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +19,7 @@ from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+from worker_process import start_worker, stop_workers
 
 DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
 
@@ -52,12 +51,8 @@ def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(
     (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
     horismos_load(tmp_path, server.store, "world.ttl")
     log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", server.store,
-             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v"],
-            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "HORISMOS_LEASE": "1.5"})
+    worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,
+                          "--tools", "shop.py", "-c", "1", "-v")
     try:
         sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
@@ -73,9 +68,4 @@ def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(
         assert "the task's workflow 1 is not an IRI" in said, said
         assert ledger.read_text().split() == ["http://example.org/shop#o1"]
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop_workers(worker)

@@ -11,10 +11,6 @@ out a store it cannot reach.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +20,7 @@ from listening import free_port, mcp_http_server
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from test_workers import instances
+from worker_process import start_worker, stop_workers
 
 DEFS = """\
 @prefix :      <http://example.org/ehr#> .
@@ -49,12 +46,8 @@ def test_a_task_taken_while_its_mcp_server_is_down_waits_for_it(
     horismos_load(tmp_path, server.store, "ward.ttl")
     log = tmp_path / "worker.log"
     with mcp_http_server(port=port):  # up as the worker starts: its check passes
-        with log.open("w") as out:
-            worker = subprocess.Popen(
-                [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store",
-                 server.store, "--broker", broker.url, "-c", "1", "-v"],
-                cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, "HORISMOS_LEASE": "1.5"})
+        worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,
+                              "-c", "1", "-v")
         try:
             deadline = time.monotonic() + 30
             while "taking tasks" not in log.read_text():
@@ -80,9 +73,4 @@ def test_a_task_taken_while_its_mcp_server_is_down_waits_for_it(
                 time.sleep(0.1)
         assert "Traceback" not in log.read_text(), log.read_text()
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop_workers(worker)

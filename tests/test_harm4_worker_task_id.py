@@ -8,8 +8,6 @@ a file name in the folder.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from test_harm4_worker_bad_task import DEFS, SHOP
+from worker_process import start_worker, stop_workers
 
 SEND = """\
 import sys
@@ -42,12 +41,8 @@ def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(
     kept.write_text("another run's trace\n")
     horismos_load(tmp_path, server.store, "world.ttl")
     log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", server.store,
-             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "--traces", "traces"],
-            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "HORISMOS_LEASE": "1.5"})
+    worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,
+                          "--tools", "shop.py", "-c", "1", "--traces", "traces")
     try:
         sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
@@ -58,12 +53,7 @@ def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(
             time.sleep(0.05)
         time.sleep(1)  # the task's end, its trace written
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop_workers(worker)
     assert (tmp_path / "ledger").read_text().split() == ["http://example.org/shop#o1"]
     assert kept.read_text() == "another run's trace\n"
     assert [p.name for p in (tmp_path / "traces").iterdir()] == ["_elsewhere_kept.jsonl"]

@@ -11,10 +11,6 @@ refused it). Each delivery now writes a file of its own (``TASK-ID-2.jsonl``), a
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +20,7 @@ from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
 from test_workers import instances
+from worker_process import start_worker, stop_workers
 
 DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" ; horis:timeout "30s" .\n' + (
     PAY_WORKFLOW
@@ -48,15 +45,12 @@ def test_a_task_delivered_again_leaves_the_trace_of_the_call_whole(
     (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
     (tmp_path / "traces").mkdir()
     horismos_load(tmp_path, server.store, "world.ttl")
-    workers = []
-    for i in range(2):
-        with (tmp_path / f"worker{i}.log").open("w") as out:
-            workers.append(subprocess.Popen(
-                [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store",
-                 server.store, "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v",
-                 "--visibility-timeout", "1", "--traces", "traces"],
-                cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, "HORISMOS_LEASE": "1.5"}))
+    workers = [
+        start_worker(tmp_path, tmp_path / f"worker{i}.log", "--store", server.store, "--broker",
+                     broker.url, "--tools", "shop.py", "-c", "1", "-v", "--visibility-timeout",
+                     "1", "--traces", "traces")
+        for i in range(2)
+    ]
     try:
         deadline = time.monotonic() + 30
         while not all("taking tasks" in (tmp_path / f"worker{i}.log").read_text()
@@ -73,14 +67,7 @@ def test_a_task_delivered_again_leaves_the_trace_of_the_call_whole(
             time.sleep(0.1)
             logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
     finally:
-        for w in workers:
-            w.send_signal(signal.SIGTERM)
-        for w in workers:
-            try:
-                w.wait(20)
-            except subprocess.TimeoutExpired:
-                w.kill()
-                w.wait()
+        stop_workers(*workers)
     assert (tmp_path / "ledger").read_text().split() == ["http://example.org/shop#o1"]
     assert [s for _, s in instances(server.store)["http://example.org/shop#o1"]] == ["Completed"]
     traces = sorted((tmp_path / "traces").iterdir())

@@ -15,8 +15,6 @@ and the line says the tool may have acted.
 from __future__ import annotations
 
 import http.client
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -31,6 +29,7 @@ from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+from worker_process import start_worker, stop_workers
 
 DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
 
@@ -125,12 +124,8 @@ def _work(
     (tmp_path / "world.ttl").write_text(f"@prefix : <{SHOP_NS}> .\n{orders}")
     horismos_load(tmp_path, server.store, "world.ttl")
     log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "horismos", "worker", "defs.ttl", "--store", proxy.store,
-             "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v"],
-            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "HORISMOS_LEASE": "1.5"})  # fmt: skip
+    worker = start_worker(tmp_path, log, "--store", proxy.store, "--broker", broker.url,
+                          "--tools", "shop.py", "-c", "1", "-v")  # fmt: skip
     try:
         sent = subprocess.run([sys.executable, "send.py", broker.url, *foci], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -143,12 +138,7 @@ def _work(
             time.sleep(0.05)
         time.sleep(0.5)  # its commit lands
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop_workers(worker)
     said = log.read_text()
     assert "Traceback" not in said and "trying again" not in said, said
     return said
