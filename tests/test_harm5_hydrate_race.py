@@ -26,6 +26,7 @@ from servers.fhir_server import FhirServer, serve_fhir
 import horismos._adapter_step as adapter_module
 import horismos._hydrate as hydrate_module
 from horismos import HORIS, Agent, World, replay
+from horismos._fhir import projection_graph
 from horismos._fhir_client import FhirClient
 
 FHIR = "http://hl7.org/fhir/"
@@ -88,8 +89,8 @@ def setup(tmp_path: Path, fhir: FhirServer) -> tuple[Agent, World]:
 def projected(world: World, fhir: FhirServer, ref: str, predicate: URIRef) -> list[str]:
     """Every value ``predicate`` has in ``ref``'s projection graph, about the graph or the
     resource (a projection holds one of each)."""
-    graph = URIRef(f"urn:horismos:projection:{fhir.base}/{ref}")
     node = URIRef(f"{fhir.base}/{ref}")
+    graph = projection_graph(node)
     found = world.graph.graph(graph)
     return sorted(str(o) for s in (graph, node) for o in found.objects(s, predicate))
 
