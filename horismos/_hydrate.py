@@ -207,7 +207,8 @@ def hydration_change(
         graph = projection_graph(node)
         remote_id = f"{res['resourceType']}/{res['id']}"
         old = replaced(store, graph, adapter.base_url)
-        now_stamp = _stamp_of(q for q in old if q[0] == graph)
+        about = [q for q in old if q[0] == graph]  # what says which projection it is
+        now_stamp = _stamp_of(about)
         if old and (
             (began is not None and _later(now_stamp[1], began))
             or (before is not None and graph in before and before[graph] != now_stamp)
@@ -215,8 +216,8 @@ def hydration_change(
             version, read_at = now_stamp
             done.append(Hydrated(node, remote_id, version, read_at or "", graph, kept=True))
             continue
-        if old:  # what says which projection it is: about the graph node
-            expect += [q for q in old if q[0] == graph]
+        if old:
+            expect += about
         else:
             absent.append((graph, RDF.type, PROV.Entity, graph))
         remove += old
