@@ -87,7 +87,7 @@ class ActionSteps(ToolCalls):
         if stale is not None:
             self._state[inst.instance].extend(stale.quads)  # this step's commit removes it
             called = self.defs.tools.get(stale.tool)
-            if called is None and self.calls_in_doubt > 3 and stale.step == step.iri:
+            if called is None and self.binds_doubts and stale.step == step.iri:
                 # its tool renamed since (the step's tool now): its call is held in doubt
                 # under the IRI it was made under, bound as the step's tool is
                 called = None if tool.idempotent else as_former(tool, stale.tool)
@@ -102,7 +102,7 @@ class ActionSteps(ToolCalls):
                         called,
                         stale.started,
                         stale.args,
-                        self.calls_in_doubt > 3,
+                        self.binds_doubts,
                     )
                 )
                 # what it held there becomes part of that: replaced, not counted again
@@ -212,9 +212,7 @@ class ActionSteps(ToolCalls):
                 acted = self._acted(rec, e, tool)
                 if acted:
                     self._pending.setdefault(inst.instance, []).extend(
-                        doubt_marks(
-                            inst.instance, step.iri, tool, began, acted, self.calls_in_doubt > 3
-                        )
+                        doubt_marks(inst.instance, step.iri, tool, began, acted, self.binds_doubts)
                     )
                 running = e.running if isinstance(e, OutcomeUnknown) else None
                 if acted and running is not None:  # abandoned at its timeout, acting still:
@@ -311,7 +309,7 @@ class ActionSteps(ToolCalls):
                     tool,
                     self._stamp(started),
                     [rec.args[i] for i in unknown],
-                    self.calls_in_doubt > 3,
+                    self.binds_doubts,
                 )
             )
         if outcome.accepted:
@@ -365,10 +363,10 @@ class ActionSteps(ToolCalls):
         at = self._intent_at.get(inst.instance)
         quads = list(announce(inst.instance, step.iri, tool.iri, started, args, at).quads)
         settling: list[URIRef] = []  # the doubt nodes whose hold settles (settling_at)
-        formers = self.former_names_of(tool) if self.calls_in_doubt > 3 else ()
+        formers = self.former_names_of(tool) if self.binds_doubts else ()
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
-            if self.calls_in_doubt > 3:  # a tool renamed while it is in doubt is held there
+            if self.binds_doubts:  # a tool renamed while it is in doubt is held there
                 quads.append(binding_mark(at, tool))
             absent: tuple[tuple, ...] = (held(at),)
             keyed = self._keyed.get(inst.instance)
@@ -521,7 +519,7 @@ class ActionSteps(ToolCalls):
         """A step whose call another holds: in doubt there (it fails, taking horis:onError),
         or being made by another instance's step (it is blocked, and tried again later). The
         node may be one of a name the tool had before it was renamed (:mod:`._renamed_tools`)."""
-        formers = self.former_names_of(tool) if self.calls_in_doubt > 3 else ()
+        formers = self.former_names_of(tool) if self.binds_doubts else ()
         found = kept_at(tool, formers, node, rec.args)
         iri, key = found if found is not None else (tool.iri, key_at(tool, node, rec.args))
         earlier = read_intent(self.store, node)

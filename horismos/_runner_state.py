@@ -134,3 +134,9 @@ class RunnerState:
         """How many instances this run left in each status."""
         self.on_step: Callable[[InstanceRun, StepRecord], None] | None = None
         """Called with each step's record once it has landed (``horismos run`` prints it)."""
+
+    @property
+    def binds_doubts(self) -> bool:
+        """Whether a call kept in doubt records the binding it was made through and a tool
+        renamed since is held under its former IRI too (``calls_in_doubt`` 4 on)."""
+        return self.calls_in_doubt > 3
