@@ -657,36 +657,27 @@ def _check_in_doubt(
     version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too;
     ``renamed``: the IRIs the tool had when calls of it now in doubt were made, bound the same
     (:mod:`._renamed_tools`), whose nodes on ``key`` are looked at too."""
-    node = doubt_node(tool.iri, key)
-    stale = read_intent(world.store, node)
-    if stale is None and former is not None:
-        stale = read_intent(world.store, doubt_node(tool.iri, former))
-    if stale is not None and stale.in_flight:
-        message = in_flight_message(tool, key, defs.name, stale.instance)
-        raise _Refused("refused", "outcome_unknown", message)
-    if stale is not None:
-        raise _Refused(
-            "refused",
-            "outcome_unknown",
-            doubt_message(tool, key, defs.name, stale, persistent=world.store.persistent),
-        )
-    # a step holds the node while it calls; one announced before steps did is found by query
-    by = holder(world.store, node) or next(
-        (i.instance for i in open_step_intents(world.store, tool, key)), None
-    )
-    if by is not None:
-        raise _Refused("refused", "outcome_unknown", in_flight_message(tool, key, defs.name, by))
-    for was in renamed:
-        at = doubt_node(was, key)
-        earlier = read_intent(world.store, at)
-        if earlier is not None and not earlier.in_flight:
-            said = renamed_message(
-                tool, was, key, defs.name, earlier, persistent=world.store.persistent
-            )
+    for was in (tool.iri, *renamed):  # its own IRI first, then each former one
+        own = was == tool.iri
+        node = doubt_node(was, key)
+        stale = read_intent(world.store, node)
+        if own and stale is None and former is not None:
+            stale = read_intent(world.store, doubt_node(tool.iri, former))
+        held_as = tool if own else as_former(tool, was)
+        if stale is not None and not stale.in_flight:
+            persistent = world.store.persistent
+            if own:
+                said = doubt_message(tool, key, defs.name, stale, persistent=persistent)
+            else:
+                said = renamed_message(tool, was, key, defs.name, stale, persistent=persistent)
             raise _Refused("refused", "outcome_unknown", said)
-        by = earlier.instance if earlier is not None else holder(world.store, at)
-        if by is not None:  # a process of the definitions before the rename is calling it
-            said = in_flight_message(as_former(tool, was), key, defs.name, by)
+        # a step holds the node while it calls (under a former IRI, a process of the
+        # definitions before the rename); one announced before steps did is found by query
+        by = stale.instance if stale is not None else holder(world.store, node)
+        if by is None and own:
+            by = next((i.instance for i in open_step_intents(world.store, tool, key)), None)
+        if by is not None:
+            said = in_flight_message(held_as, key, defs.name, by)
             raise _Refused("refused", "outcome_unknown", said)
 
 
