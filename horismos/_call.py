@@ -696,7 +696,8 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             f"{tool.name} is idempotent: its calls are never held in doubt, so there is "
             "nothing to reconcile"
         )
-    node = doubt_node(tool.iri, doubt_key(tool, _as_text(nodes)))
+    key = doubt_key(tool, _as_text(nodes))
+    node = doubt_node(tool.iri, key)
     worker = Worker.join(world) if world.store.shared else None
     try:
         if worker is not None:
@@ -712,19 +713,18 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
                 node, stale = doubt_node(tool.iri, former), earlier
         if stale is not None and node in CALLING:
             raise UsageError(
-                f"a call of {tool.name}{doubt_place(doubt_key(tool, _as_text(nodes)), defs.name)}"
+                f"a call of {tool.name}{doubt_place(key, defs.name)}"
                 " is being made in this process right now; reconcile once it has finished "
                 "(if its outcome is then unknown, it is held in doubt)"
             )
         by = holder(world.store, node) if stale is None else None
         if by is not None:  # held by a step's call: in flight, or its process stopped
             if open_intent(world.store, by) is not None:
-                key = doubt_key(tool, _as_text(nodes))
                 raise UsageError(in_flight_message(tool, key, defs.name, by))
             # its instance has since let go of the call without settling it here
             stale = Intent(by, tool.iri, tool.iri, "", "[]", tuple(holding_at(node, by)))
         if stale is None and by is None:  # held under a name the tool had: say which
-            _held_under_former_name(tool, defs, doubt_key(tool, _as_text(nodes)), world)
+            _held_under_former_name(tool, defs, key, world)
         if stale is not None:
             (worker.world if worker is not None else world).commit(Change(remove=list(stale.quads)))
         return stale
