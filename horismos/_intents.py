@@ -84,6 +84,7 @@ __all__ = [
     "doubt_message",
     "doubt_node",
     "doubt_place",
+    "earlier_said",
     "end_calling",
     "former_doubt_key",
     "held",
@@ -319,12 +320,7 @@ def doubt_message(
     (``earlier``: what was kept of it, when it is known; ``args``: the arguments of the call
     just left in doubt, as the trace writes them), in every lane's words; ``persistent``: the
     store outlives the process, so a restart does not clear the call."""
-    on = doubt_place(key, name)
-    was = ""
-    if earlier is not None:  # a catalog call's instance is its own call: no name to give
-        call = str(earlier.instance).startswith("urn:horismos:call:")
-        by = "" if call else f"by {name(earlier.instance)}, "
-        was = f" ({by}started {earlier.started}, arguments {earlier.args})"
+    on, was = doubt_place(key, name), earlier_said(earlier, name)
     recorded = earlier.args if earlier is not None else args
     given = reconcile_args(tool, key, recorded, name) if recorded is not None else None
     return (
@@ -337,6 +333,17 @@ def doubt_message(
         f"{given or 'JSON'}` on the same store"
         + ("" if persistent else " (a world kept in memory clears when its process restarts)")
     )
+
+
+def earlier_said(earlier: Intent | None, name: Callable[[Node], str]) -> str:
+    """`` (by :inst, started …, arguments …)``: what was kept of an earlier call in doubt, in
+    a message; empty when it is not known. A catalog call's instance is its own call: no name
+    to give."""
+    if earlier is None:
+        return ""
+    call = str(earlier.instance).startswith("urn:horismos:call:")
+    by = "" if call else f"by {name(earlier.instance)}, "
+    return f" ({by}started {earlier.started}, arguments {earlier.args})"
 
 
 def reconcile_args(tool: Tool, key: Node, recorded: str, name: Callable[[Node], str]) -> str | None:

@@ -38,7 +38,7 @@ from typing import Any
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._intents import Intent, doubt_key, doubt_place, reconcile_args
+from ._intents import Intent, doubt_key, doubt_place, earlier_said, reconcile_args
 from ._model import Tool
 from ._stores import Store
 from ._stores.base import doubt_node
@@ -130,14 +130,8 @@ def renamed_message(
 ) -> str:
     """Why a call of ``tool`` on ``key`` is not made while one kept under its former IRI
     ``former`` (the same binding) is in doubt there, and the command that clears it."""
-    on = doubt_place(key, name)
-    was = ""
-    given = None
-    if earlier is not None:
-        call = str(earlier.instance).startswith("urn:horismos:call:")
-        by = "" if call else f"by {name(earlier.instance)}, "
-        was = f" ({by}started {earlier.started}, arguments {earlier.args})"
-        given = reconcile_args(tool, key, earlier.args, name)
+    on, was = doubt_place(key, name), earlier_said(earlier, name)
+    given = None if earlier is None else reconcile_args(tool, key, earlier.args, name)
     command = f"horismos tools reconcile {shlex.quote(str(former))} … --args {given or 'JSON'}"
     return (
         f"{tool.name} is not idempotent and may already have acted{on}: a call there made "
