@@ -9,7 +9,8 @@ next call charged again. So:
    (:func:`~._intents.binding_mark`), with the whole intent at its doubt node: a step's call
    left in doubt (:func:`~._intents.doubt_marks`), a catalog call's intent. Never with the
    two quads a step holds the node by while it calls (:func:`~._intents.holds`), which every
-   call of such a tool writes and removes: the normal path writes nothing more;
+   call of such a tool writes and removes: a workflow step's normal path writes nothing
+   more (a catalog call's intent carries one quad more, written and removed with it);
 2. where a lane starts (a run's first call of a tool that is not idempotent, each catalog
    call) one query reads the tools and bindings so recorded (:func:`recorded_bindings`: one
    predicate of the instances graph, as many rows as there are such doubts, whatever the
