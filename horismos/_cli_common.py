@@ -30,6 +30,7 @@ from rdflib import RDF, URIRef
 
 from ._bindings import Hosts, Reach, allowed_host
 from ._definitions import Definitions
+from ._durable_files import fsync_folder
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
 from ._os_words import detail, written
@@ -262,6 +263,10 @@ def write_world(world: World, defs: Definitions, path: str, fmt: str | None) -> 
             "from the same world calls that tool again. Check what its tools did before "
             "going on"
         ) from None
+    # the rename too, so that a power cut does not bring the old file back; the new one is in
+    # place and whole already, so a folder that cannot be fsynced is no reason to fail
+    with suppress(OSError):
+        fsync_folder(target.parent)
 
 
 _NON_FINITE = re.compile(

@@ -61,6 +61,7 @@ import pyoxigraph as ox
 from blake3 import blake3
 
 from .._digest import ZERO, Digest
+from .._durable_files import fsync_folder
 from .._errors import UsageError
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
@@ -197,14 +198,6 @@ def _check_seal(snapshot: Path) -> None:
             raise ValueError(
                 "it does not end with the seal of what it holds (cut short, or altered)"
             )
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -359,7 +352,7 @@ class JournalStore(OxigraphStore):
                 os.replace(following, journal)  # its snapshot was renamed in, it was not
             else:
                 following.unlink()  # one a snapshot under the lock took up
-            _fsync_folder(self._folder)
+            fsync_folder(self._folder)
             after = None
         held = _follows(journal)
         if held is None and snapshot.is_file():  # a journal is written before any snapshot
@@ -574,12 +567,12 @@ class JournalStore(OxigraphStore):
         # ignored at the next open, so until the fresh one is there no commit is taken
         self._generation = generation
         try:
-            _fsync_folder(self._folder)
+            fsync_folder(self._folder)
             self._snapshot_bytes = snapshot.stat().st_size
             self._fresh_journal()
             if self._folder.joinpath(NEXT).exists():  # stale now: dropped at open, or here
                 self._folder.joinpath(NEXT).unlink()
-                _fsync_folder(self._folder)
+                fsync_folder(self._folder)
         except (OSError, StoreError) as e:
             self._break(f"the journal after snapshot {generation} was not started ({e})")
             raise StoreError(f"{snapshot}: the snapshot was not written whole: {e}") from e
@@ -621,7 +614,7 @@ class JournalStore(OxigraphStore):
                 dump.join()
                 dump.sealed(generation, digest)
                 os.replace(dump.temp, snapshot)
-                _fsync_folder(self._folder)
+                fsync_folder(self._folder)
             except Exception:
                 # an economy: the snapshot and journals before it are whole, and journal.next
                 # takes the commits; the next rotation is one under the lock
@@ -632,7 +625,7 @@ class JournalStore(OxigraphStore):
                 try:
                     self._snapshot_bytes = snapshot.stat().st_size
                     os.replace(self._folder / NEXT, self._folder / JOURNAL)
-                    _fsync_folder(self._folder)
+                    fsync_folder(self._folder)
                     self._journal = self._folder / JOURNAL
                 except OSError:
                     pass  # journal.next stays the journal: the next open renames it
@@ -668,7 +661,7 @@ class JournalStore(OxigraphStore):
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temp, journal)
-            _fsync_folder(self._folder)
+            fsync_folder(self._folder)
         except OSError as e:
             raise StoreError(f"{journal}: a fresh journal was not written: {e}") from e
         if self._fd >= 0:
