@@ -17,7 +17,8 @@ before them) holds what the system of record answered after this read: that proj
 kept, and :class:`Hydrated` says so (``kept``).
 
 It reads the store only to find what a projection replaces (through ``outgoing``, a read a
-run records), so the runner can land an accepted commit's new projection the same way.
+run records), so the runner can land an accepted commit's new projection the same way
+(:func:`land_projections`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "Hydrated",
     "hydrate",
     "hydration_change",
+    "land_projections",
     "landing_guard",
     "read_resources",
     "replaced",
@@ -229,6 +231,33 @@ def hydration_change(
 TRIES = 3
 """How many times a hydration reads the stored projections and decides again when another
 writer's commit landed between its read and its own."""
+
+
+def land_projections(
+    store: Store,
+    land: Callable[[list[Quad], list[Quad], tuple[Quad, ...], tuple[Quad, ...]], object],
+    remove: Sequence[Quad],
+    add: Sequence[Quad],
+) -> None:
+    """Land ``add`` in place of ``remove`` (an accepted commit's projections and what it read
+    they replace, beside any other quads) through ``land(add, remove, expect, absent)``, each
+    projection conditional on the one it read (:func:`landing_guard`).
+
+    On a :class:`Conflict` the replaced projections are read again (:func:`reread`) and it
+    lands again; only ``land`` is called again, so the remote commit is never made twice. The
+    last try lands unguarded; a Conflict of what ``land`` guards itself (an instance's
+    version) is raised when no projection is guarded."""
+    add, remove = list(add), list(remove)
+    expect, absent = landing_guard(remove, add)
+    for tries in reversed(range(TRIES)):
+        try:
+            land(add, remove, expect, absent)
+            return
+        except Conflict:
+            if not (expect or absent):
+                raise
+            remove = reread(store, remove, add)
+            expect, absent = landing_guard(remove, add) if tries > 1 else ((), ())
 
 
 def hydrate(

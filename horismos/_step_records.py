@@ -15,11 +15,11 @@ from typing import Any, cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
-from ._hydrate import TRIES, landing_guard, reread
+from ._hydrate import land_projections
 from ._model import ActionStep, Tool
 from ._records import InstanceRun, StepRecord
 from ._runner_state import RunnerState
-from ._stores import Change, Conflict, StoreError
+from ._stores import Change, StoreError
 from ._stores.ox_terms import datetime_literal
 from ._unrecorded import unrecorded
 from ._vocab import HORIS, PROV
@@ -140,32 +140,31 @@ class StepRecording(RunnerState):
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = version_guard(old)  # lands only on that version
-        # an adapter commit's projections land only on what they replace (or on none)
-        expect, absent = landing_guard(dropped, pending) if rec.receipts else ((), ())
-        for tries in reversed(range(TRIES)):
-            try:
-                self.world.commit(
-                    Change(
-                        add=[*created, *pending, *new],
-                        remove=[*old, *dropped],
-                        expect=(*guard, *expect),
-                        absent=absent,
-                        fresh=(rec.graph,) if rec.graph is not None else (),
-                    )
+        fresh = (rec.graph,) if rec.graph is not None else ()
+
+        def land(add: list[tuple], remove: list[tuple], expect: tuple, absent: tuple) -> None:
+            self.world.commit(
+                Change(
+                    add=[*created, *add, *new],
+                    remove=[*old, *remove],
+                    expect=(*guard, *expect),
+                    absent=absent,
+                    fresh=fresh,
                 )
-                break
-            except Conflict:
-                # a projection another writer replaced meanwhile (a hydration) is read again
-                # and this one landed in its place: the remote commit was accepted, and is
-                # never made again. The last try lands it unguarded; every try keeps the
+            )
+
+        try:
+            if not rec.receipts:  # most steps: no projection to land
+                land(pending, dropped, (), ())
+            else:
+                # an adapter commit's projections land only on what they replace (or on none),
+                # read again when another writer (a hydration) replaced one meanwhile: the
+                # remote commit was accepted, and is never made again. Every try keeps the
                 # instance's version guard, whose Conflict is the runner's (drive)
-                if not (expect or absent):
-                    raise
-                dropped = reread(self.store, dropped, pending)
-                expect, absent = landing_guard(dropped, pending) if tries > 1 else ((), ())
-            except StoreError as e:  # the store went away with the call made: say so
-                tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
-                raise unrecorded(e, rec, tool) from None
+                land_projections(self.store, land, dropped, pending)
+        except StoreError as e:  # the store went away with the call made: say so
+            tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
+            raise unrecorded(e, rec, tool) from None
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
         rec.next = rec.next or (current if status == "running" else None)
