@@ -18,7 +18,10 @@ kept, and :class:`Hydrated` says so (``kept``).
 
 It reads the store only to find what a projection replaces (through ``outgoing``, a read a
 run records), so the runner can land an accepted commit's new projection the same way
-(:func:`land_projections`).
+(:func:`land_projections`). Read again, a projection
+another writer landed meanwhile at a version neither the commit's own nor the one it replaced
+is newer than the commit (the system of record made the commit's version from the one it
+replaced, and a hydration keeps what is newer than its reads): it is kept.
 """
 
 from __future__ import annotations
@@ -233,6 +236,11 @@ TRIES = 3
 writer's commit landed between its read and its own."""
 
 
+def _versions(quads: Iterable[Quad]) -> dict[URIRef | None, str]:
+    """The ``horis:sourceVersion`` each projection graph in ``quads`` says."""
+    return {g: str(o) for s, p, o, g in quads if p == HORIS.sourceVersion and s == g}
+
+
 def land_projections(
     store: Store,
     land: Callable[[list[Quad], list[Quad], tuple[Quad, ...], tuple[Quad, ...]], object],
@@ -244,11 +252,14 @@ def land_projections(
     projection conditional on the one it read (:func:`landing_guard`).
 
     On a :class:`Conflict` the replaced projections are read again (:func:`reread`) and it
-    lands again; only ``land`` is called again, so the remote commit is never made twice. The
-    last try lands unguarded; a Conflict of what ``land`` guards itself (an instance's
-    version) is raised when no projection is guarded."""
+    lands again; only ``land`` is called again, so the remote commit is never made twice. A
+    projection read again at a version neither ``add``'s nor the one first read is newer than
+    this commit: it is kept, and ``add``'s for it left out. The last try lands unguarded; a
+    Conflict of what ``land`` guards itself (an instance's version) is raised when no
+    projection is guarded."""
     add, remove = list(add), list(remove)
     expect, absent = landing_guard(remove, add)
+    first, ours = _versions(remove), _versions(add)
     for tries in reversed(range(TRIES)):
         try:
             land(add, remove, expect, absent)
@@ -257,6 +268,13 @@ def land_projections(
             if not (expect or absent):
                 raise
             remove = reread(store, remove, add)
+            newer = {
+                g
+                for g, v in _versions(remove).items()
+                if g in ours and v not in (first.get(g), ours[g])
+            }
+            add = [q for q in add if q[3] not in newer]
+            remove = [q for q in remove if q[3] not in newer]
             expect, absent = landing_guard(remove, add) if tries > 1 else ((), ())
 
 

@@ -175,7 +175,8 @@ def test_a_hydration_landing_inside_an_adapter_step_leaves_no_mixed_projection(
     """The other way round: the adapter step's commit was accepted (version 2), it has read
     the stored projection it replaces (version 1), and before its step lands, another client
     updates the resource (version 3) and a hydration lands that. The step's landing removed
-    version 1's quads, no longer there, and added its own: two versions in one graph."""
+    version 1's quads, no longer there, and added its own: two versions in one graph. Read
+    again, version 3 is neither the step's nor the one it replaced, so it is newer: kept."""
     agent, world = setup(tmp_path, fhir)
     real = adapter_module.replaced
 
@@ -198,10 +199,11 @@ def test_a_hydration_landing_inside_an_adapter_step_leaves_no_mixed_projection(
     assert run.status == "completed", run.error
     assert [r["outcome"] for r in run.steps[0].receipts] == ["accepted"]
     assert len(fhir.writes()) == 1  # the remote commit was made once, never again
-    # the accepted commit's projection, whole, and nothing of the hydration's left beside it
-    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    # the hydration's projection, newer than the accepted commit's, whole and kept: nothing of
+    # the step's version 2 beside it, nor over it
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["3"]
     assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
-        "completed"]
+        "on-hold"]
     assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
     # its landing read again after the conflict: the replay is handed the same answers
     events = [json.loads(line) for line in trace.read_text().splitlines()]
