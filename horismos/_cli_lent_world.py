@@ -172,9 +172,10 @@ class LentWorld:
         loaded) with what :meth:`record` says of this lend, read again when another lend came
         to share the data between that read and the commit (:class:`~._lends.Sharing`). The
         last read lands unguarded: the tool has acted, and its approval's use and its intent's
-        end must land whatever lends come and go meanwhile. A conflict over what ``change``
-        itself requires absent (an approval's use) is the caller's. ``world``: the one to
-        commit in, a call's runner's (its commits fenced by its lease); this lend's by
+        end must land whatever lends come and go meanwhile. What ``change`` itself expects
+        (the projections an adapter commit replaces) is expected on every try, and a conflict
+        over what it requires absent (an approval's use) is the caller's. ``world``: the one
+        to commit in, a call's runner's (its commits fenced by its lease); this lend's by
         default."""
         commit = (world or self.world).commit
         for attempt in range(LEND_ATTEMPTS):
@@ -187,7 +188,7 @@ class LentWorld:
                     Change(
                         add=change.add,
                         remove=[*change.remove, *lent.remove],
-                        expect=lent.expect if guarded else (),
+                        expect=(*change.expect, *(lent.expect if guarded else ())),
                         absent=(*change.absent, *(lent.absent if guarded else ())),
                     )
                 )

@@ -17,8 +17,8 @@ before them) holds what the system of record answered after this read: that proj
 kept, and :class:`Hydrated` says so (``kept``).
 
 It reads the store only to find what a projection replaces (through ``outgoing``, a read a
-run records), so the runner can land an accepted commit's new projection the same way
-(:func:`land_projections`). Read again, a projection
+run records), so the runner can land an accepted commit's new projection the same way: an
+adapter step's and a catalog call's alike (:func:`land_projections`). Read again, a projection
 another writer landed meanwhile at a version neither the commit's own nor the one it replaced
 is newer than the commit (the system of record made the commit's version from the one it
 replaced, and a hydration keeps what is newer than its reads): it is kept.

@@ -24,6 +24,7 @@ from ._definitions import Definitions
 from ._errors import InstanceFailed, NotSent, RunError, StepBudgetExceeded, ToolError
 from ._fhir_client import adapter_problem
 from ._hazards import cycle_through
+from ._hydrate import land_projections
 from ._intents import calling
 from ._model import ActionStep, DecisionStep, ProposalStep, Step, Tool, WaitStep, Workflow
 from ._policy import given_keyed
@@ -226,11 +227,19 @@ class Runner(ActionSteps):
                 pending = [*pending, *answer(rec)]
         elif keyed and announced:
             dropped = [*dropped, *keyed]
-        try:
+
+        def land(add: list[tuple], remove: list[tuple], expect: tuple, absent: tuple) -> None:
+            change = Change(add=add, remove=remove, expect=expect, absent=(*used, *absent))
             if rec.status == "completed" and land_lent is not None:
-                land_lent(Change(add=pending, remove=dropped, absent=used), self.world)
-            elif pending or dropped:
-                self.world.commit(Change(add=pending, remove=dropped, absent=used))
+                land_lent(change, self.world)
+            elif add or remove:
+                self.world.commit(change)
+
+        try:
+            # an adapter commit's projections land as a step's do (_finish_step): each only on
+            # what it replaces, read again when a hydration or a step replaced it meanwhile;
+            # the remote commit is never made again
+            land_projections(self.store, land, dropped, pending)
         except StoreError as e:  # the store went away with the call made: say so
             raise unrecorded(e, rec, tool) from None
         if landed is not None and rec.status == "completed":

@@ -10,6 +10,9 @@ hydration (after its remote read; between its read of the stored projection and 
 2. An adapter commit landing between the hydration's read of the stored projection and its
    commit: the hydration removed quads no longer there and added its own, and the projection
    graph held two versions at once (two ``horis:sourceVersion``, two ``fhir:status``).
+3. The same, the other way round, for a catalog call of the adapter tool (``tools call``,
+   ``Catalog.call``): its landing was not guarded at all, so a hydration between its read of
+   the stored projection and its commit left two versions in one graph.
 """
 
 from __future__ import annotations
@@ -213,3 +216,77 @@ def test_a_hydration_landing_inside_an_adapter_step_leaves_no_mixed_projection(
                                             tools={"complete": complete}))
     assert not report.diverged, str(report)
     assert len(fhir.log) == sent
+
+
+def call_complete(agent: Agent, world: World, fhir: FhirServer) -> Any:
+    """A catalog call of the adapter tool (what ``horismos tools call t.complete`` makes)."""
+    request = {"request": URIRef(f"{fhir.base}/MedicationRequest/mr1").n3()}
+    return agent.catalog.call("t.complete", request, world, allow=list(ALLOW))
+
+
+def test_a_hydration_landing_inside_a_catalog_call_leaves_the_newer_projection_alone(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog call's commit was accepted (version 2) and it has read the stored
+    projection it replaces (version 1); before it lands, another client updates the resource
+    (version 3) and a hydration lands that. The call's landing, unguarded, removed version
+    1's quads, no longer there, and added its own beside version 3's."""
+    agent, world = setup(tmp_path, fhir)
+    real = adapter_module.replaced
+
+    def hydration() -> None:
+        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
+        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+        assert h.version == "3" and not h.kept
+
+    other = only_once(hydration)
+
+    def replaced(*args: Any) -> Any:
+        got = real(*args)  # the call has read the stored projection (version 1) ...
+        other()  # ... and a hydration lands version 3 before the call's own commit
+        return got
+
+    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    called = call_complete(agent, world, fhir)
+    assert called.status == "completed", called.error
+    assert len(fhir.writes()) == 1  # the remote commit was made once, never again
+    # one projection, the newer: version 3, not the call's version 2 beside it or over it
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["3"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "on-hold"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+
+
+def test_a_catalog_call_lands_over_an_older_read_hydrated_meanwhile(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hydration whose GET answered version 1 before the catalog call's commit, landing
+    between the call's read of the stored projection and its commit: the call's accepted
+    version 2 lands over it, whole (unguarded, the hydration's read time stayed beside it)."""
+    agent, world = setup(tmp_path, fhir)
+    stale = FhirClient(agent.adapter("ehr")).read("MedicationRequest/mr1")  # version 1
+    real = adapter_module.replaced
+
+    class Stale(FhirClient):
+        def read(self, ref: str) -> dict[str, Any]:
+            return stale if ref == "MedicationRequest/mr1" else super().read(ref)
+
+    def hydration() -> None:
+        with monkeypatch.context() as m:
+            m.setattr(hydrate_module, "FhirClient", Stale)
+            (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+        assert h.version == "1" and not h.kept
+
+    other = only_once(hydration)
+
+    def replaced(*args: Any) -> Any:
+        got = real(*args)
+        other()
+        return got
+
+    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    called = call_complete(agent, world, fhir)
+    assert called.status == "completed", called.error
+    assert len(fhir.writes()) == 1
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["2"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "completed"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
