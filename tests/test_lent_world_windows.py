@@ -354,3 +354,15 @@ def test_a_take_back_on_a_store_that_stopped_answering_says_so_and_raises_nothin
         assert lent_data_stored(store)  # still lent: the record stays
     finally:
         server.stop()
+
+
+def test_a_calls_last_commit_keeps_what_it_expects_itself() -> None:
+    """A completed call's last commit through the lend (``tools call --world``) dropped what
+    the call's own change expected (the projections an adapter commit replaces, as read), so it
+    landed over a projection another writer had replaced meanwhile."""
+    world = World.open("memory")
+    read = (EX.p9, EX.status, EX.active, EX.g)  # what the call read, and is gone since
+    landed = (EX.p9, EX.status, EX.completed, EX.g)
+    with pytest.raises(Conflict):
+        LentWorld(world).land_with(Change(add=[landed], expect=(read,)))
+    assert not list(world.store.objects(EX.p9, EX.status))
