@@ -254,9 +254,10 @@ def land_projections(
     On a :class:`Conflict` the replaced projections are read again (:func:`reread`) and it
     lands again; only ``land`` is called again, so the remote commit is never made twice. A
     projection read again at a version neither ``add``'s nor the one first read is newer than
-    this commit: it is kept, and ``add``'s for it left out. The last try lands unguarded; a
-    Conflict of what ``land`` guards itself (an instance's version) is raised when no
-    projection is guarded."""
+    this commit: it is kept, and ``add``'s for it left out (where none was read first, nothing
+    says which is newer, and ``add``'s lands). The last try lands unguarded; a Conflict of
+    what ``land`` guards itself (an instance's version) is raised when no projection is
+    guarded."""
     add, remove = list(add), list(remove)
     expect, absent = landing_guard(remove, add)
     first, ours = _versions(remove), _versions(add)
@@ -271,7 +272,7 @@ def land_projections(
             newer = {
                 g
                 for g, v in _versions(remove).items()
-                if g in ours and v not in (first.get(g), ours[g])
+                if g in ours and g in first and v not in (first[g], ours[g])
             }
             add = [q for q in add if q[3] not in newer]
             remove = [q for q in remove if q[3] not in newer]
