@@ -42,7 +42,10 @@ A claim won after its owner was evicted is read (its instance, if any) only afte
 by when any commit the evicted worker had in flight has landed; a running instance is then
 continued from its stored step and version, a stopped one is left alone. Claims are marked
 done when their instance stops, and given back in the same update, so each focus node gets at
-most one instance of the workflow from ``--all`` on a shared world. The catalog's guarded
+most one instance of the workflow from ``--all`` on a shared world. A queued task names its
+focus, and takes a done claim again while the focus's instance is blocked, to go on with it
+(``Worker.run``'s ``blocked``): the status is read in the update that claims, and again under
+the claim won. The catalog's guarded
 calls claim their subjects as a work of their own (:data:`CALLS`); a call and a run keep each
 other off a node by reading, once their own claims have landed, the other kind's live claims
 on it (:meth:`Worker._crossing`). Claiming runs one batch ahead, and batches grow until their
@@ -285,6 +288,8 @@ class Worker:
         workflow: Workflow,
         foci: list[URIRef],
         on_instance: Callable[[InstanceRun], None],
+        *,
+        blocked: bool = False,
     ) -> None:
         """Run the instances of ``foci`` this worker wins, until every claim is done; each
         finished instance goes to ``on_instance`` (nothing is kept here: a batch of 100,000
@@ -292,6 +297,13 @@ class Worker:
 
         A lone worker goes in focus order; one joining others, or finding its batch taken,
         jumps to a random place in what is left, so workers spread out.
+
+        ``blocked``: a claim marked done is taken again while its focus's instance is blocked,
+        and that instance goes on under this worker's policy (a queued task: submitted again
+        once the workers' ``--allow`` is widened, it did nothing, its claim done). Done means
+        no ``--all`` worker drives the focus again (:meth:`hold`); a task names its focus. An
+        instance that finished or waits is left alone as before: a task submitted twice, or
+        delivered again, acts once, and a wait is settled by ``resume`` or ``wake``.
         """
         # (one focus, as a queued task brings: nothing to spread, so no query for others)
         crowded = len(foci) > 1 and self._others()
@@ -305,7 +317,7 @@ class Worker:
         def claim(size: int) -> None:
             nonlocal todo
             batch, todo = todo[:size], todo[size:]
-            ahead.append((batch, self._claim(workflow, batch)))
+            ahead.append((batch, self._claim(workflow, batch, blocked=blocked)))
 
         size = BATCH
         if todo:
@@ -327,7 +339,7 @@ class Worker:
                     continue
             if not ahead:
                 claim(size)
-            mine, contested = await self._verify(workflow, *ahead.popleft())
+            mine, contested = await self._verify(workflow, *ahead.popleft(), reopen=blocked)
             if contested:  # others work here: drop what they hold, go elsewhere
                 crowded = True
                 todo = _rotated(self._free(workflow, todo))
@@ -335,7 +347,7 @@ class Worker:
                 claim(size)
             started = time.monotonic()
             if mine:
-                await self._run_batch(runner, workflow, mine, on_instance)
+                await self._run_batch(runner, workflow, mine, on_instance, blocked=blocked)
                 # batches big enough that their work outlasts the next one's settle; where
                 # others work, small again near the end, so the last of it is shared
                 rate = len(mine) / max(time.monotonic() - started, 1e-3)
@@ -543,12 +555,24 @@ class Worker:
         }
         return [f for f in foci if f not in taken]
 
-    def _claim(self, workflow: Work, batch: list[URIRef], *, reopen: bool = False) -> float:
+    def _claim(
+        self, workflow: Work, batch: list[URIRef], *, reopen: bool = False, blocked: bool = False
+    ) -> float:
         """Add this worker as an owner of each claim of ``batch`` no live worker holds and
-        (unless ``reopen``) that is not done."""
+        (unless ``reopen``) that is not done, or (``blocked``) whose focus's instance of
+        ``workflow`` is blocked.
+
+        The instance's status is read in the update that claims, on the snapshot that finds
+        the claim free: what the claim is taken again for is what the store held as it was
+        taken, not what an earlier read said. The instance is read again once the claim is won
+        (:meth:`_run_batch`), for an update on an older snapshot may land after another
+        worker went on with it and gave the claim back."""
         rows = " ".join(f"({_claim_iri(workflow.iri, f).n3()} {f.n3()})" for f in batch)
+        done = f"EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:done true }} }}"
+        stuck = f"""EXISTS {{ GRAPH <{INSTANCES}> {{ ?i horis:workflow <{workflow.iri}> ;
+            horis:focus ?f ; horis:status horis:Blocked }} }}"""
         undone = (
-            "" if reopen else f"FILTER NOT EXISTS {{ GRAPH <{CLAIMS}> {{ ?claim c:done true }} }}"
+            "" if reopen else f"FILTER (!{done} || {stuck})" if blocked else f"FILTER (!{done})"
         )
         # a call's claim names no work and no node: read by its IRI alone (:meth:`_crossing`),
         # it leaves nothing once given back. Those two triples are every owner's, so deleting
@@ -678,10 +702,16 @@ class Worker:
         workflow: Workflow,
         foci: list[URIRef],
         on_instance: Callable[[InstanceRun], None],
+        *,
+        blocked: bool = False,
     ) -> None:
         """Run the focus nodes this worker won: an instance a dead worker left running goes on
-        from where it stopped, a stopped one is left alone, none starts one; then their claims
-        are marked done (one update for the batch)."""
+        from where it stopped, a stopped one is left alone (``blocked``: but for a blocked one,
+        which goes on too), none starts one; then their claims are marked done (one update
+        for the batch).
+
+        The instances are read here, under the won claims: no other process drives them now,
+        and each commit expects the version read (a :class:`Conflict` otherwise)."""
         existing: dict[Node, list[tuple[str, str]]] = {}
         for r in self.store.select(
             f"""SELECT ?f ?i ?status WHERE {{
@@ -699,6 +729,8 @@ class Worker:
                     raise LeaseLost(f"worker {self.iri} lost its lease; it starts nothing more")
                 rows = existing.get(focus, [])
                 running = sorted(i for i, status in rows if status == NS + "Running")
+                if blocked and not running:
+                    running = sorted(i for i, status in rows if status == NS + "Blocked")
                 stored = read_instance(self.store, URIRef(running[0])) if running else None
                 inst = (
                     await runner.continue_instance(stored)

@@ -15,7 +15,9 @@ and goes through the claims of :mod:`horismos._claims` (the exclusivity guard in
 store): the claim is held by one live worker at a time, an instance a dead worker left
 running is continued from its stored step (its intent turns an unanswered non-idempotent call
 into ``OutcomeUnknown``, never a second call), and a claim marked done makes a late duplicate
-a no-op. Each (workflow, focus) gets at most one instance, as with ``run --all`` on a shared
+a no-op — but for a blocked instance, which a task goes on with under its worker's policy, as
+``run --focus`` does (submitted again once the workers' ``--allow`` was widened, it did
+nothing). Each (workflow, focus) gets at most one instance, as with ``run --all`` on a shared
 world. Results and statuses are read from the world (``horismos instances``), never from a
 Celery result backend (none is configured).
 
@@ -464,7 +466,10 @@ class InstanceDriver:
         try:
             await runner.check_before_first_step(wf, world)
             runner.header(wf, [focus], world_digest=None)
-            await worker.run(runner, wf, [focus], lambda inst: ended.append(inst.status))
+            # a focus submitted again: its blocked instance goes on under this worker's policy
+            await worker.run(
+                runner, wf, [focus], lambda inst: ended.append(inst.status), blocked=True
+            )
         finally:
             await runner.aclose()
         runner.end(world_digest=None)

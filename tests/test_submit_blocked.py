@@ -1,0 +1,135 @@
+"""A focus submitted again: its blocked instance goes on under the worker's policy; a finished
+or waiting one is left as it is.
+
+A worker whose ``--allow`` leaves out what a step calls blocks the instance, and says to
+widen the policy. The operator restarted the workers with the wider ``--allow`` and submitted
+the focus again, and nothing happened: the task found the focus's claim done (it is marked
+done when the instance stops) and ended, and ``submit --wait`` said "blocked" again at once,
+with the old advice to widen what had been widened. Only ``run --focus`` went on with it. A
+task now continues a blocked instance, as ``run --focus`` does; one whose instance completed,
+failed or waits calls nothing again (a client submitting twice, a task redelivered), and a
+wait is left to ``resume``/``wake``. Real ``oxigraph serve``, real redis, real workers; the
+tool appends to a ledger, so a second call shows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from in_process import horismos_in_process, horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
+from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
+from worker_process import start_worker, stop_workers
+
+from horismos import World
+
+SHOP = """\
+def charge(order):
+    with open("ledger", "a") as f:
+        f.write(str(order) + "\\n")
+    return {"paymentRef": "P-1"}
+"""
+
+O1 = "http://example.org/shop#o1"
+WIDE = "ReadOnly,HostStateWrite,ExternalCommit"
+
+
+def _shop(tmp_path: Path, server: OxigraphServer, tool: str) -> None:
+    """The pay workflow whose charge has ``tool``'s lines, and a world of one order."""
+    (tmp_path / "defs.ttl").write_text(
+        SHOP_HEAD + CHARGE_TOOL + tool + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
+    )
+    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "world.ttl").write_text(ONE_ORDER)
+    horismos_load(tmp_path, server.store, "world.ttl")
+
+
+def _worker(tmp_path: Path, server: OxigraphServer, broker: RedisServer, n: int, *allow: str
+            ) -> subprocess.Popen[bytes]:  # fmt: skip
+    return start_worker(tmp_path, tmp_path / f"worker{n}.log", "--store", server.store,
+                        "--broker", broker.url, "--tools", "shop.py", "-c", "1", "-v",
+                        *(("--allow", *allow) if allow else ()))  # fmt: skip
+
+
+def _submit(tmp_path: Path, server: OxigraphServer, broker: RedisServer, *, wait: bool = True
+            ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """``submit --focus :o1``, with ``--wait 30`` unless not ``wait``."""
+    return horismos_in_process(tmp_path, "submit", "defs.ttl", "--store", server.store,
+                               "--broker", broker.url, "--focus", ":o1",
+                               *(("--wait", "30") if wait else ()))  # fmt: skip
+
+
+def _calls(tmp_path: Path) -> list[str]:
+    ledger = tmp_path / "ledger"
+    return ledger.read_text().split() if ledger.exists() else []
+
+
+def _instances(server: OxigraphServer) -> list[tuple[str, int]]:
+    """The status and version of each instance the world holds."""
+    with World.open(server.store) as world:
+        rows = world.store.select(
+            """SELECT ?s ?v WHERE { GRAPH <urn:horismos:instances> {
+            ?i horis:status ?s ; horis:version ?v } }""",
+            {},
+            {"horis": "https://w3id.org/horismos#"},
+        )
+    return sorted((str(r["s"]).rpartition("#")[2], int(r["v"].toPython())) for r in rows)
+
+
+def _said(log: Path, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while what not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+
+
+def _tasks_done(n: int, *logs: Path) -> None:
+    """Wait until the workers writing ``logs`` logged ``n`` tasks for :data:`O1` as ended."""
+    deadline = time.monotonic() + 30
+    while (said := "".join(log.read_text() for log in logs)).count(f"for {O1}:") < n:
+        assert time.monotonic() < deadline, said
+        time.sleep(0.05)
+
+
+def test_a_finished_instance_submitted_again_calls_nothing(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    _shop(tmp_path, server, "    horis:idempotent false ;\n")
+    log = tmp_path / "worker0.log"
+    worker = _worker(tmp_path, server, broker, 0)
+    try:
+        first = _submit(tmp_path, server, broker)
+        assert first.returncode == 0, first.stdout + first.stderr + log.read_text()
+        before = _instances(server)
+        assert [s for s, _ in before] == ["Completed"] and _calls(tmp_path) == [O1]
+        for n in (2, 3):  # a client submitting again, twice
+            again = _submit(tmp_path, server, broker)
+            assert again.returncode == 0 and "1 completed" in again.stdout, again.stdout
+            _tasks_done(n, log)
+    finally:
+        stop_workers(worker)
+    assert _calls(tmp_path) == [O1]
+    assert _instances(server) == before  # no other instance, and this one untouched
+    assert log.read_text().count(f"for {O1}: done elsewhere") == 2, log.read_text()
+
+
+def test_a_waiting_instance_submitted_again_stays_waiting(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    _shop(tmp_path, server, "    horis:idempotent false ;\n    horis:requiresApproval true ;\n")
+    log = tmp_path / "worker0.log"
+    worker = _worker(tmp_path, server, broker, 0)
+    try:
+        first = _submit(tmp_path, server, broker)
+        assert first.returncode == 3 and "1 waiting" in first.stdout, first.stdout + first.stderr
+        before = _instances(server)
+        again = _submit(tmp_path, server, broker)
+        assert again.returncode == 3 and "1 waiting" in again.stdout, again.stdout
+        _tasks_done(2, log)
+    finally:
+        stop_workers(worker)
+    assert _calls(tmp_path) == []
+    assert _instances(server) == before == [("Waiting", before[0][1])]
