@@ -15,12 +15,13 @@ from collections import Counter
 from ._agent import Agent
 from ._cli_common import open_for_writing
 from ._errors import UsageError
-from ._queue import stop_reasons, submit_instances, wait_for_instances
+from ._queue import blocked_states, stop_reasons, submit_instances, untouched, wait_past
 
 __all__ = ["cmd_submit", "submit_arguments"]
 
 EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
 _SHOWN = 10  # failed or blocked instances named after the counts
+_STALE = "blocked as before"  # a blocked instance no task has gone on with since submitted
 
 
 def submit_arguments(p: argparse.ArgumentParser) -> None:
@@ -78,6 +79,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
             )
         wf = agent.workflow(args.workflow)
         foci = agent.focus_list(world, wf, args.focus, all=args.all)
+        # read before the tasks go: a blocked instance is waited for until a task goes on
+        # with it, not answered with the block a worker found before
+        since = blocked_states(world, wf.iri, foci) if args.wait is not None else None
         sent = submit_instances(args.broker, wf.iri, foci)
         print(
             f"horismos submit: {sent} instance{'s' * (sent != 1)} of "
@@ -87,9 +91,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         )
         if args.wait is None:
             return 0
-        statuses = wait_for_instances(world, wf.iri, foci, timeout=args.wait)
-        stopped = [f for f, s in statuses.items() if s in ("failed", "blocked")]
+        statuses = wait_past(world, wf.iri, foci, timeout=args.wait, since=since)
+        stale = set(untouched(world, wf.iri, since))
+        stopped = [f for f, s in statuses.items() if s in ("failed", "blocked") and f not in stale]
         reasons = stop_reasons(world, wf.iri, stopped[:_SHOWN])
+        for f in stale:  # no task went on with it yet: its block is the one of before
+            statuses[f] = _STALE
     counts = Counter(s or "not started" for s in statuses.values())
     print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     for focus in stopped[:_SHOWN]:  # which, and why: a count alone sent them to look it up
@@ -97,10 +104,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"  {agent.definitions.name(focus)}: {statuses[focus]}" + (f": {why}" if why else ""))
     if len(stopped) > _SHOWN:
         print(f"  … {len(stopped) - _SHOWN} more: horismos instances --store {args.store}")
-    if counts.keys() & {"running", "not started"}:
+    if counts.keys() & {"running", "not started", _STALE}:
+        stale_said = (
+            f" ({_STALE}: no worker went on with {'them' if counts[_STALE] > 1 else 'it'} yet)"
+            if _STALE in counts
+            else ""
+        )
         print(
-            f"horismos submit: not all stopped within {args.wait:g}s; see horismos instances "
-            f"--store {args.store}",
+            f"horismos submit: not all stopped within {args.wait:g}s{stale_said}; see "
+            f"horismos instances --store {args.store}",
             file=sys.stderr,
         )
         return 1

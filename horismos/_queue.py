@@ -74,6 +74,7 @@ __all__ = [
     "QUEUE",
     "TASK",
     "InstanceDriver",
+    "blocked_states",
     "broker_answers",
     "celery_app",
     "instance_statuses",
@@ -81,7 +82,9 @@ __all__ = [
     "stop_reasons",
     "submit",
     "submit_instances",
+    "untouched",
     "wait_for_instances",
+    "wait_past",
 ]
 
 ANSWER_WITHIN = 5.0
@@ -322,19 +325,73 @@ def stop_reasons(world: World, workflow: URIRef, foci: Sequence[URIRef]) -> dict
     return {URIRef(str(r["f"])): str(r["why"]) for r in rows}
 
 
+BlockedStates = dict[URIRef, frozenset[tuple[str, int]]]
+"""Per focus node: its blocked instances, each with the version it stands at."""
+
+
+def blocked_states(world: World, workflow: URIRef, foci: Sequence[URIRef]) -> BlockedStates:
+    """Those of ``foci`` whose instance of ``workflow`` is blocked, with each such instance
+    and its version (:func:`wait_past`'s ``since``, read before submitting)."""
+    if not foci:
+        return {}
+    rows = world.store.select(
+        f"""SELECT ?f ?i ?v WHERE {{
+        VALUES ?f {{ {" ".join(f.n3() for f in foci)} }}
+        GRAPH <{INSTANCES}> {{ ?i horis:workflow ?wf ; horis:focus ?f ;
+                                horis:status horis:Blocked ; horis:version ?v }} }}""",
+        {"wf": workflow},
+        {"horis": NS},
+    )
+    found: dict[URIRef, set[tuple[str, int]]] = {}
+    for r in rows:
+        found.setdefault(URIRef(str(r["f"])), set()).add((str(r["i"]), int(str(r["v"]))))
+    return {f: frozenset(states) for f, states in found.items()}
+
+
 def wait_for_instances(
     world: World, workflow: URIRef, foci: Sequence[URIRef], *, timeout: float, poll: float = 0.25
 ) -> dict[URIRef, str | None]:
     """Poll the world until every focus node's instance has stopped (any status but
     ``running``), or ``timeout`` seconds pass; returns the statuses last read."""
+    return wait_past(world, workflow, foci, timeout=timeout, poll=poll)
+
+
+def wait_past(
+    world: World,
+    workflow: URIRef,
+    foci: Sequence[URIRef],
+    *,
+    timeout: float,
+    poll: float = 0.25,
+    since: BlockedStates | None = None,
+) -> dict[URIRef, str | None]:
+    """:func:`wait_for_instances`, waiting too for each blocked instance of ``since``
+    (:func:`blocked_states`, read before submitting) until a task has gone on with it.
+
+    Why: a task goes on with a blocked instance, so one still as it stood then has not been
+    taken up yet. ``submit --wait`` ended at once and said the block, and why, of before
+    the task ran: the advice to widen an ``--allow`` the operator had just widened.
+    Untouched at the ``timeout``, it is returned ``blocked``: :func:`untouched` tells it
+    from one blocked again."""
     deadline = time.monotonic() + timeout
     while True:
         statuses = instance_statuses(world, workflow, foci)
-        if all(s not in (None, "running") for s in statuses.values()):
+        if all(s not in (None, "running") for s in statuses.values()) and not untouched(
+            world, workflow, since
+        ):
             return statuses
         if time.monotonic() > deadline:
             return statuses
         time.sleep(poll)
+
+
+def untouched(world: World, workflow: URIRef, since: BlockedStates | None) -> list[URIRef]:
+    """Those focus nodes of ``since`` (:func:`blocked_states`) whose blocked instances still
+    stand as they did: no task has gone on with them since."""
+    if not since:
+        return []
+    now = blocked_states(world, workflow, list(since))
+    return [f for f, states in since.items() if now.get(f) == states]
 
 
 class InstanceDriver:

@@ -94,6 +94,48 @@ def _tasks_done(n: int, *logs: Path) -> None:
         time.sleep(0.05)
 
 
+def test_a_blocked_instance_submitted_again_goes_on_under_the_new_policy(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    _shop(tmp_path, server, "    horis:idempotent false ;\n"
+                            "    horis:sideEffect horis:ExternalCommit ;\n")  # fmt: skip
+    worker = _worker(tmp_path, server, broker, 0)  # the default policy: no ExternalCommit
+    try:
+        first = _submit(tmp_path, server, broker)
+    finally:
+        stop_workers(worker)
+    assert first.returncode == 4, first.stdout + first.stderr
+    assert "(allowed: HostStateWrite, ReadOnly)" in first.stdout, first.stdout
+    # restarted with another policy that still leaves ExternalCommit out: the task goes on
+    # with the instance and --wait says why it blocks now, not what the first worker said
+    worker = _worker(tmp_path, server, broker, 1, "ReadOnly")
+    try:
+        again = _submit(tmp_path, server, broker)
+    finally:
+        stop_workers(worker)
+    assert again.returncode == 4, again.stdout + again.stderr
+    assert "1 blocked" in again.stdout, again.stdout
+    assert "(allowed: ReadOnly); widen it with --allow ExternalCommit,ReadOnly" in again.stdout
+    assert "HostStateWrite" not in again.stdout, again.stdout
+    # widened as it said, on two workers, and the focus submitted twice at once: the same
+    # instance goes on, once, and the tool is called once
+    wide = [_worker(tmp_path, server, broker, n, WIDE) for n in (2, 3)]
+    try:
+        for n in (2, 3):  # both take tasks: one each, at once
+            _said(tmp_path / f"worker{n}.log", "taking tasks")
+        assert _submit(tmp_path, server, broker, wait=False).returncode == 0
+        done = _submit(tmp_path, server, broker)
+        _tasks_done(2, tmp_path / "worker2.log", tmp_path / "worker3.log")
+    finally:
+        stop_workers(*wide)
+    logs = "".join((tmp_path / f"worker{n}.log").read_text() for n in (1, 2, 3))
+    assert done.returncode == 0, done.stdout + done.stderr + logs
+    assert done.stdout.splitlines() == ["1 completed"], done.stdout
+    assert _calls(tmp_path) == [O1]
+    assert [s for s, _ in _instances(server)] == ["Completed"]
+    assert logs.count(f"for {O1}: completed") == 1 and "Traceback" not in logs, logs
+
+
 def test_a_finished_instance_submitted_again_calls_nothing(
     tmp_path: Path, server: OxigraphServer, broker: RedisServer
 ) -> None:
