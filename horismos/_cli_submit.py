@@ -62,8 +62,9 @@ def submit_arguments(p: argparse.ArgumentParser) -> None:
         nargs="?",
         const=600.0,
         metavar="SECONDS",
-        help="then wait (default 600 s) until every submitted instance has stopped, "
-        "reading statuses from the world; exit by the worst",
+        help="then wait (default 600 s) until every submitted instance has stopped (one "
+        "blocked before: until a task has gone on with it), reading statuses from the world; "
+        "exit by the worst",
     )
 
 
