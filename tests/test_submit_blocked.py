@@ -175,3 +175,55 @@ def test_a_waiting_instance_submitted_again_stays_waiting(
         stop_workers(worker)
     assert _calls(tmp_path) == []
     assert _instances(server) == before == [("Waiting", before[0][1])]
+
+
+def test_a_claim_taken_again_after_the_block_ended_elsewhere_drives_nothing(
+    tmp_path: Path, server: OxigraphServer
+) -> None:
+    """The claim is taken again in an update that reads the instance blocked, judged on a
+    snapshot: one judged before another worker went on with the instance can land after that
+    worker completed it and gave the claim back. Its worker then wins the claim; it reads the
+    instance again under it, finds it completed, and calls nothing. An update judged now
+    takes nothing: the instance is no longer blocked."""
+    from rdflib import URIRef
+
+    from horismos import Agent
+    from horismos._claims import CLAIMS, C, _claim_iri
+    from horismos._queue import InstanceDriver
+
+    calls: list[str] = []
+
+    def charge(order: object) -> dict[str, str]:
+        calls.append(str(order))
+        return {"paymentRef": "P-1"}
+
+    _shop(tmp_path, server, "    horis:idempotent false ;\n"
+                            "    horis:sideEffect horis:ExternalCommit ;\n")  # fmt: skip
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
+    pay, focus = "http://example.org/shop#Pay", URIRef(O1)
+    policies = ("ReadOnly,HostStateWrite", WIDE, WIDE)
+    drivers = [InstanceDriver(agent, server.store, allow=p.split(",")) for p in policies]
+    narrow, wide, late = drivers
+    try:
+        assert narrow.drive(pay, O1) == "blocked"
+        stuck = _instances(server)
+        assert wide.drive(pay, O1) == "completed" and calls == [O1]
+        done = _instances(server)
+        worker = late._live_worker()
+        assert worker._claim(agent.workflow(pay), [focus], blocked=True) > 0
+        claim = _claim_iri(URIRef(pay), focus)
+        with World.open(server.store) as world:
+            owners = world.store.select(
+                f"SELECT ?w WHERE {{ GRAPH <{CLAIMS}> {{ <{claim}> <{C}worker> ?w }} }}", {}, {}
+            )
+            assert owners == []  # judged now: completed, so not taken again
+            # the late update, judged when the instance was blocked, lands only now
+            world.store.update(
+                f"INSERT DATA {{ GRAPH <{CLAIMS}> {{ <{claim}> <{C}worker> <{worker.iri}> }} }}"
+            )
+        assert late.drive(pay, O1) == "done elsewhere"
+    finally:
+        for driver in drivers:
+            driver.close()
+    assert calls == [O1]
+    assert [s for s, _ in stuck] == ["Blocked"] and _instances(server) == done
