@@ -366,7 +366,8 @@ class Worker:
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
         A claim ``--all`` marked done is held too: done means no ``--all`` worker drives that
         focus again, not that nobody may (a waiting instance is resumed, ``run --focus``
-        starts another on purpose). :meth:`leave` gives the claim back as it was.
+        starts another on purpose, a queued task goes on with a blocked one: :meth:`run`'s
+        ``blocked``). :meth:`leave` gives the claim back as it was.
 
         ``also``: nodes held with ``focus``, all or none, in the same requests (a catalog
         call's idempotency key, which two calls on different subjects may share)."""
