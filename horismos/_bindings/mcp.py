@@ -298,6 +298,8 @@ class McpSession:
     async def aclose(self) -> None:
         self._stop.set()
         if self._task is not None:
+            if not self._ready.is_set():  # still waiting for the handshake, which has no end
+                self._task.cancel()  # of its own: the server is stopped (its shutdown shielded)
             await asyncio.gather(self._task, return_exceptions=True)
         self._client = None
         if self._stderr is not None:
