@@ -58,10 +58,20 @@ class Environment:
         return None
 
     async def invoke(
-        self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
+        self,
+        tool: Tool,
+        binding: Callable[[], Binding],
+        args: Mapping[str, Any],
+        deadline: asyncio.Timeout | None = None,
     ) -> Any:
+        """Call ``tool`` through its binding. ``deadline``: the call's ``horis:timeout``,
+        entered by the runner; held off while the binding opens (:meth:`Binding.open`), then
+        started afresh, so it times the call alone."""
         try:
-            result = await binding().call(args)
+            b = binding()
+            if b.opens:
+                await _opened(b, tool, deadline)
+            result = await b.call(args)
         except (asyncio.CancelledError, Exception) as e:
             self.note("outcomes", outcome_of(e, own_timeouts=True))
             raise
@@ -106,3 +116,14 @@ class Environment:
         """What was handed out since the last call (``clock``, ``ids``, ``outcomes``)."""
         out, self._handed = self._handed, {}
         return out
+
+
+async def _opened(binding: Binding, tool: Tool, deadline: asyncio.Timeout | None) -> None:
+    """Open ``binding`` with ``deadline`` held off meanwhile, then set to ``tool``'s full
+    ``horis:timeout`` from now."""
+    if deadline is None:
+        await binding.open()
+        return
+    deadline.reschedule(None)
+    await binding.open()
+    deadline.reschedule(asyncio.get_running_loop().time() + tool.timeout)

@@ -365,13 +365,19 @@ class ReplayEnvironment(Environment):
         return [left.pop(next(j for j, i in enumerate(left) if texts[i] == w)) for w in wanted]
 
     async def invoke(
-        self, tool: Tool, binding: Callable[[], Binding], args: Mapping[str, Any]
+        self,
+        tool: Tool,
+        binding: Callable[[], Binding],
+        args: Mapping[str, Any],
+        deadline: asyncio.Timeout | None = None,
     ) -> Any:
+        """The recorded outcome; the binding is neither resolved nor opened (no server is
+        started), but for a call ``--reexecute-idempotent`` makes again."""
         entry = self.take("outcomes")
         if self.reexecute_idempotent and _may_reexecute(tool):
             self.reexecuted += 1
             try:
-                return await super().invoke(tool, binding, args)
+                return await super().invoke(tool, binding, args, deadline)
             finally:  # a different answer is the cause of what follows: say so first
                 now = self._handed["outcomes"][-1]
                 if _json(now) != entry:

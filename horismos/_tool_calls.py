@@ -247,9 +247,12 @@ class ToolCalls(StepRecording):
                     if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy
-                    # machine, for every step
+                    # machine, for every step. Held off while the binding opens (an MCP
+                    # server starting again): see Binding.open
                     async with asyncio.timeout(tool.timeout) as deadline:
-                        return await self.env.invoke(tool, lambda: self.binding(tool), args)
+                        return await self.env.invoke(
+                            tool, lambda: self.binding(tool), args, deadline
+                        )
                 except TimeoutError as e:
                     if isinstance(e, Expired) or (deadline is not None and deadline.expired()):
                         last = ToolTimeout(

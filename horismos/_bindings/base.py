@@ -6,6 +6,10 @@ declared ``horis:sent false`` are the runtime's alone and never reach it) and re
 the tool's raw result: a mapping from declared property to value, or ``None``. It raises
 :class:`~horismos.ToolError` for anything that is not a result. Timeouts, retries and the gate
 are the runner's, the same for every kind.
+
+A binding that reaches its tool through something it must open first (an MCP server's
+session, started again if it died) sets ``opens`` and does that in :meth:`open`, which the
+runner awaits before the call's ``horis:timeout`` starts: opening is not the call.
 """
 
 from __future__ import annotations
@@ -23,6 +27,18 @@ class Binding:
     the module's docstring is the contract, so a new kind of binding is one subclass."""
 
     kind = "binding"
+    opens = False
+    """Whether :meth:`open` has anything to do; the runner reads this one attribute per call,
+    so a binding with nothing to open costs nothing more."""
+
+    async def open(self) -> None:
+        """Make the binding ready to send, within a connect timeout of its own: start or
+        reach what it sends through, again if it was lost since. Failing, it raises
+        :class:`~horismos.NotSent` (:class:`~horismos.Unreachable` when a later try may get
+        through). The runner awaits it with the call's ``horis:timeout`` held off: a server
+        slow to start (a fresh interpreter importing its SDK on a busy machine) used up a
+        5 s timeout and was reported as a tool that "did not answer", about a call never sent.
+        :meth:`call` must still open what is not open, for a caller that did not ask."""
 
     async def call(self, args: Mapping[str, Any]) -> Any:
         raise NotImplementedError

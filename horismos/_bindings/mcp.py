@@ -425,7 +425,14 @@ class McpBinding(Binding):
             )
         return cls(tool, server, name, sessions, hosts)
 
+    opens = True
+
     async def check(self) -> None:
+        await self.open()
+
+    async def open(self) -> None:
+        """The server's session, started (again, if it died) within :data:`CONNECT_TIMEOUT`,
+        and the bound tool checked against what it offers."""
         self._accept(await self._open())
 
     def refused_at(self) -> URIRef | None:

@@ -9,6 +9,13 @@
 Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
 a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
 arguments exactly as they arrived on the wire, before the SDK drops the ones it does not know.
+
+    python tests/servers/mcp_server.py --ledger FILE [--slow-start SECONDS [--slow-on N]]
+
+With ``--ledger`` it writes a line ``start`` to FILE as it starts, and ``record`` one line
+``record PATIENT`` per call: the side effects a test counts. With ``--slow-start`` its N-th
+start (counted in the ledger; the first by default) sleeps that long before it serves: a
+server slow to start, or to start again.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import itertools
 import json
 import os
 import sys
+import time
 from typing import Any, TypedDict
 
 from mcp.server.mcpserver import MCPServer
@@ -110,6 +118,32 @@ def die(patient: str) -> dict[str, Any]:
     os._exit(3)
 
 
+@server.tool()
+def record(patient: str) -> dict[str, Any]:
+    """A side effect a test counts: one line in the ledger per call."""
+    with open(_option("--ledger"), "a", encoding="utf-8") as ledger:
+        ledger.write(f"record {patient}\n")
+    return {"queueRef": f"R-{os.getpid()}"}
+
+
+def _option(name: str, default: str = "") -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def _slow_start() -> None:
+    path = _option("--ledger")
+    if not path:
+        return
+    starts = 0
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as ledger:
+            starts = sum(line == "start\n" for line in ledger)
+    with open(path, "a", encoding="utf-8") as ledger:
+        ledger.write("start\n")
+    if starts + 1 == int(_option("--slow-on", "1")):
+        time.sleep(float(_option("--slow-start", "0")))
+
+
 @server.tool(structured_output=False)
 def iri_with_space(patient: str) -> str:
     """A class-typed value that is no IRI, for p1 only."""
@@ -141,6 +175,7 @@ if __name__ == "__main__":
     if refuse and os.path.exists(refuse):  # a server that no longer starts, on cue
         print("refusing to start: " + refuse, file=sys.stderr, flush=True)
         sys.exit(1)
+    _slow_start()
     if len(sys.argv) >= 3 and sys.argv[1] == "--http":
         server.settings.log_level = "WARNING"
         if "--sse" in sys.argv[3:]:  # a request running past 10 ms is answered as an event
