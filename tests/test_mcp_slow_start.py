@@ -12,6 +12,7 @@ stdio), each counting its starts and its one side effect in a ledger.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,40 @@ def test_a_server_slow_at_its_first_start_gets_it_outside_the_call_timeout(
     assert "completed" in done.stdout, done.stdout
     assert ledger(tmp_path) == ["start", RECORDED]
 
+
+
+LEFT = """
+:t.leave a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "mcp://clinic/leave" ; horis:timeout "5s" .
+:t.pause a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "python:pause" ; horis:idempotent true ; horis:timeout "5s" .
+:Leave a horis:ActionStep ; horis:tool :t.leave ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Pause .
+:Pause a horis:ActionStep ; horis:tool :t.pause ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Record .
+"""
+
+
+def test_a_server_gone_between_two_calls_is_started_again_not_written_to(tmp_path) -> None:
+    """``t.leave`` answers, then its server exits; a step later ``t.record`` (not
+    idempotent) is called. The call was written to the pipe of a server already gone: counted
+    as sent, it failed "closed the connection during the call" and was held in doubt, so
+    a catalog call on the same patient was refused until a reconcile. Now the session knows
+    its server is gone and starts it again first."""
+    setup(tmp_path, slow_on=2)
+    text = (tmp_path / "defs.ttl").read_text().replace("start :Die", "start :Leave")
+    (tmp_path / "defs.ttl").write_text(text + LEFT)
+
+    async def pause(patient: object) -> None:  # the server's exit is seen meanwhile
+        await asyncio.sleep(1)
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"pause": pause})
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=EX.p1)
+    assert run.status == "completed", run.error
+    assert ledger(tmp_path) == ["start", "start", RECORDED]
+    again = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    assert again.status == "completed", again
+    assert ledger(tmp_path) == ["start", "start", RECORDED, "start", RECORDED]

@@ -224,7 +224,8 @@ class McpSession:
             else:
                 from .mcp_stdio import capped_stdio_client
 
-                client = Client(capped_stdio_client(target, self._stderr, self.limit), cache=None)
+                stdio = capped_stdio_client(target, self._stderr, self.limit, self._ended)
+                client = Client(stdio, cache=None)
             async with client:
                 self.tools = await _list_tools(client)
                 self._client, self.alive = client, True
@@ -235,6 +236,11 @@ class McpSession:
         finally:
             self.alive = False
             self._ready.set()
+
+    def _ended(self) -> None:
+        """The server's stdout closed: it is gone, so the next use starts it again rather than
+        write a call to it (:meth:`McpSessions.get`)."""
+        self.alive = False
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError

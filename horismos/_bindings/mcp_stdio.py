@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import IO, Any, TextIO, cast
 
@@ -69,9 +69,15 @@ async def _spawn(command: str, args: list[str], env: dict[str, str], errlog: Any
 
 @asynccontextmanager
 async def capped_stdio_client(
-    server: sdk.StdioServerParameters, errlog: IO[bytes] | Any, limit: int
+    server: sdk.StdioServerParameters,
+    errlog: IO[bytes] | Any,
+    limit: int,
+    ended: Callable[[], None] | None = None,
 ) -> AsyncGenerator[Any, None]:
-    """``mcp.client.stdio.stdio_client``, with each server message capped at ``limit`` bytes."""
+    """``mcp.client.stdio.stdio_client``, with each server message capped at ``limit`` bytes.
+    ``ended`` is called once the server's stdout is closed (it exited, say): the SDK's session
+    notices only when a request is next written, and a call written to a server already gone
+    was counted as sent, in doubt for a tool that is not idempotent."""
     command = await sdk._get_executable_command(server.command)
     process = await _spawn(
         command,
@@ -137,6 +143,9 @@ async def capped_stdio_client(
                     await sdk._drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass
+        finally:
+            if ended is not None:
+                ended()
 
     async def stdin_writer() -> None:
         assert process.stdin is not None

@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any, TypedDict
 
@@ -116,6 +117,13 @@ def die(patient: str) -> dict[str, Any]:
     """The process exits while the call is in flight."""
     print("dying in the middle of a call", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@server.tool()
+def leave(patient: str) -> dict[str, Any]:
+    """Answers, then the process exits: a server gone between two calls."""
+    threading.Timer(0.2, os._exit, (0,)).start()
+    return {}
 
 
 @server.tool()
