@@ -6,8 +6,9 @@ importing the SDK on a busy machine used it up, and the step failed "t.record di
 within 1s (horis:timeout)" about a call that was never sent. Now the session opens first,
 within its own connect timeout: the call gets its whole timeout, and a server that does not
 answer the handshake in time fails the step in the handshake's words, not sent, so a tool that
-is not idempotent is not held in doubt and the next run calls it. Real servers (the SDK's, over
-stdio), each counting its starts and its one side effect in a ledger.
+is not idempotent is not held in doubt and the next run calls it. A server that exits between
+two calls is started again too, not written to. Real servers (the SDK's, over stdio), each
+counting its starts and its one side effect in a ledger.
 """
 
 from __future__ import annotations
