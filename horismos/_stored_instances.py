@@ -282,6 +282,8 @@ def _smaller_sides(
     each side is counted up to a bound in turn until one ends within it, and that one is
     read: the cost is that of the smaller side, a few times over at most. The foci's side is
     the same for every group: counted once a round, and read once for the groups left."""
+    if not foci:  # a world with no node of the focus type: rdflib's parser takes
+        return [[] for _ in groups]  # ``VALUES ?f { }`` for a list, and raised on it
     values = " ".join(f.n3() for f in foci)
     answers: list[list[dict[str, Node]] | None] = [None] * len(groups)
     limit = _PROBE
