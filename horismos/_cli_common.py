@@ -17,7 +17,6 @@ import re
 import shutil
 import stat
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import pyoxigraph as ox
 from rdflib import RDF, URIRef
 
 from ._bindings import Hosts, Reach, allowed_host
+from ._bindings.python import import_raised
 from ._definitions import Definitions
 from ._durable_files import fsync_folder
 from ._errors import AuthoringError, Problem, UsageError
@@ -379,7 +379,7 @@ def _import_tools(spec: str) -> ModuleType:
         sys.modules.setdefault(name, module)
         try:
             found.loader.exec_module(module)
-        except Exception as e:
+        except (Exception, SystemExit) as e:  # sys.exit() too: its code was ours, unexplained
             if sys.modules.get(name) is module:
                 del sys.modules[name]
             raise _import_failed(spec, e) from None
@@ -394,7 +394,7 @@ def _import_tools(spec: str) -> ModuleType:
             f"--tools {spec}: cannot import it ({e}); run from the folder that "
             "holds it, or give the path of the .py file"
         ) from None
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         raise _import_failed(spec, e) from None
     if getattr(module, "__file__", None) is None:  # NAME/ with no NAME.py beside it
         raise _a_folder(spec, path)
@@ -416,12 +416,8 @@ def _import_failed(spec: str, e: BaseException) -> UsageError:
         where = f"{e.filename}:{e.lineno}" if e.filename else f"line {e.lineno}"
         text = f": {e.text.strip()}" if e.text and e.text.strip() else ""
         return UsageError(f"--tools {spec}: {where}: syntax error: {e.msg}{text}")
-    frames = traceback.extract_tb(e.__traceback__)
-    libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent)})
-    ours = [f for f in frames if not f.filename.startswith(("<", *libs))]  # the user's lines
-    where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
     return UsageError(
-        f"--tools {spec}: importing it raised {type(e).__name__}: {e}{where}; "
+        f"--tools {spec}: importing it {import_raised(e)}; "
         "fix the module (it runs top to bottom when --tools loads it)"
     )
 

@@ -25,9 +25,12 @@ import difflib
 import importlib
 import inspect
 import queue
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, cast
 
 from .. import _attempt
@@ -37,7 +40,7 @@ from .base import Binding
 from .limits import check_result
 from .reach import Reach
 
-__all__ = ["PythonBinding", "signature_problems", "static_problem"]
+__all__ = ["PythonBinding", "import_raised", "signature_problems", "static_problem"]
 
 _P = inspect.Parameter
 
@@ -154,6 +157,21 @@ def signature_problems(tool: Tool, func: Callable[..., Any] | inspect.Signature)
     return problems
 
 
+def import_raised(e: BaseException) -> str:
+    """What importing a module of the user's did, in words, at the last line of theirs it ran
+    (not Python's, an installed package's nor Horismos's): ``raised RuntimeError: … at
+    tools.py:3``, or ``called sys.exit(3) at tools.py:9`` for a script whose ``main()`` is
+    not under ``if __name__ == "__main__"``; a bare exit code was the command's own, silent
+    (exit 3 read as "waiting")."""
+    frames = traceback.extract_tb(e.__traceback__)
+    libs = tuple({sys.prefix, sys.base_prefix, str(Path(__file__).parent.parent)})
+    ours = [f for f in frames if not f.filename.startswith(("<", *libs))]
+    where = f" at {ours[-1].filename}:{ours[-1].lineno}" if ours else ""
+    if isinstance(e, SystemExit):
+        return f"called sys.exit({e.code!r}){where}"
+    return f"raised {type(e).__name__}: {e}{where}"
+
+
 class PythonBinding(Binding):
     """A plain function: sync, run in a worker thread (or, ``horis:inline``, on the loop's
     own); or async, cancelled on timeout."""
@@ -190,6 +208,12 @@ class PythonBinding(Binding):
             raise NotSent(
                 f'binding "python:{target}" of {tool.name}: cannot import {module_name!r} '
                 f"({e}); make the module importable or register the function with --tools",
+                tool=str(tool.iri),
+            ) from None
+        except (Exception, SystemExit) as e:  # its own code failed as it ran: a traceback
+            raise NotSent(
+                f'binding "python:{target}" of {tool.name}: importing {module_name!r} '
+                f"{import_raised(e)}; fix the module (it runs top to bottom when first imported)",
                 tool=str(tool.iri),
             ) from None
         func = getattr(module, attr, None)
