@@ -46,6 +46,17 @@ def read_sources(paths: Iterable[str | Path], *, extra: Iterable[Graph] = ()) ->
     # every file) it changes nothing, yet rdflib searched for a free "default<N>" each time
     given: set[tuple[str, URIRef]] = set()
     for path in expand_paths(paths, RDF_SUFFIXES):
+        if path.suffix == ".jsonl":  # read as Turtle, its first line was a syntax error
+            problems.append(
+                Problem(
+                    "error",
+                    "a trace (one JSON event a line, what --trace writes), not Turtle",
+                    file=str(path),
+                    hint=f"give it where a trace goes: horismos replay {path} FILE_OR_DIR…, "
+                    f"trace show|view {path}, or graph … --trace {path}",
+                )
+            )
+            continue
         g = Graph()
         fmt = RDF_SUFFIXES.get(path.suffix, "turtle")
         try:

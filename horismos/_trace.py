@@ -41,6 +41,7 @@ import orjson
 from ._errors import TraceError, TraceTampered, TraceVersionError, UsageError
 from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
+from ._sources import RDF_SUFFIXES
 from ._unreadable import why_unreadable
 
 __all__ = [
@@ -379,6 +380,8 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
             if not raw.endswith("\n"):  # the file's last line, cut off as it was written:
                 cut = True  # the process stopped there
                 break
+            if not count:  # no event read: most likely a file of another kind
+                raise TraceTampered(_not_a_trace(path, n, e.msg), line=n) from None
             raise TraceTampered(f"{path}:{n}: not a JSON event ({e.msg})", line=n) from None
         except RecursionError:
             raise TraceTampered(
@@ -443,6 +446,19 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
             if cut
             else f"{path}: the trace is empty"
         )
+
+
+def _not_a_trace(path: str | Path, n: int, why: str) -> str:
+    """A file whose first line is not JSON, given where a trace goes (``trace show
+    world.trig``, ``replay out.trig …``): it was "not a JSON event", as if a trace's event had
+    been edited."""
+    said = (
+        f"{path}:{n}: not a trace: a trace is one JSON event a line (what --trace writes), "
+        f"and this line is not JSON ({why})"
+    )
+    if Path(path).suffix in RDF_SUFFIXES:
+        said += "; an RDF file goes among the definitions or to --world"
+    return said
 
 
 def _lines(path: str | Path) -> Iterator[bytes]:

@@ -72,3 +72,36 @@ def test_an_allowed_module_calling_sys_exit_as_it_is_imported_is_said_exit_2(
     no_traceback(p)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "importing 'ehr_live' called sys.exit('set EHR_URL first') at " in p.stderr
+
+
+def test_a_trace_given_among_the_definitions_is_said_to_be_a_trace(tmp_path: Path) -> None:
+    """`replay triage.ttl run.jsonl` (the trace second) and `graph run.jsonl …` read the
+    trace as Turtle: "Turtle syntax error: expected directive or statement, at:
+    {"approvals_bound":3,…" with a hint about ' .' and ';'."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for args in (["replay", TRIAGE[0], "run.jsonl"], ["graph", "run.jsonl", *TRIAGE],
+                 ["validate", "run.jsonl", *TRIAGE]):
+        p = horismos(*args, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == (1 if args[0] == "validate" else 2), p.stdout + p.stderr
+        said = p.stdout + p.stderr
+        assert "run.jsonl: error: a trace (one JSON event a line, what --trace writes), " \
+               "not Turtle — give it where a trace goes: horismos replay run.jsonl " in said
+        assert "Turtle syntax error" not in said
+
+
+def test_an_rdf_file_given_as_a_trace_is_said_not_to_be_one(tmp_path: Path) -> None:
+    """`trace show out.trig` (the run's --out for its --trace) said "not a JSON event
+    (Expecting value)", the words of an edited trace."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--out",
+                   "out.trig", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for args in (["trace", "show", "out.trig"], ["replay", "out.trig", *TRIAGE]):
+        p = horismos(*args, cwd=tmp_path)
+        no_traceback(p)
+        assert p.returncode == (2 if args[0] == "trace" else 1), p.stdout + p.stderr
+        assert "out.trig:1: not a trace: a trace is one JSON event a line (what --trace " \
+               "writes), and this line is not JSON (Expecting value); an RDF file goes " \
+               "among the definitions or to --world" in p.stdout + p.stderr
