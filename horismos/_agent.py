@@ -41,7 +41,7 @@ from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import parse_facts, prepare
-from ._world import World, holds_subject
+from ._world import World, given_world, holds_subject
 
 __all__ = ["Agent"]
 
@@ -248,6 +248,7 @@ class Agent:
         again: bool = True,
     ) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
+        world = given_world(world)
         if not again and all:
             raise UsageError(
                 "again=False answers one focus's instance; all=True leaves out the foci "
@@ -473,6 +474,7 @@ class Agent:
         its brief shows); :meth:`resume` then calls the tool. Returns what was approved
         (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
         fingerprint the instance does not wait for."""
+        world = given_world(world)
         refuse_unmet(self.definitions, world)  # the gate would reject what the call did
         iid = (
             find_instance(world.store, instance, "approve")
@@ -498,6 +500,7 @@ class Agent:
         they land in their own named graph with human provenance. An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
+        world = given_world(world)
         env = env or Environment()
         # on a shared world the resumed instance is driven under a held claim, as a run's is
         worker = Worker.join(world) if world.store.shared else None

@@ -23,6 +23,7 @@ from ._errors import UsageError
 from ._idempotency import check_key
 from ._policy import DEFAULT_ALLOW, allowed
 from ._renamed_tools import former_tool
+from ._world import given_world
 
 if TYPE_CHECKING:
     from ._intents import Intent
@@ -50,7 +51,7 @@ class Catalog(ToolIndex):
         return discover(
             self,
             query,
-            world,
+            None if world is None else given_world(world),
             focus,
             include_blocked=include_blocked,
             approvals=approvals,
@@ -110,7 +111,7 @@ class Catalog(ToolIndex):
             self,
             self.tool(name),
             args,
-            world,
+            given_world(world),
             approval=approval,
             allow=allowed(allow),
             trace=trace,
@@ -126,6 +127,7 @@ class Catalog(ToolIndex):
         continue that instance. ``name`` may be the full IRI a tool had before it was
         renamed, for a call left in doubt under it (:meth:`tool_in_doubt`). Raises UsageError
         for a tool that is idempotent or arguments that do not fit."""
+        world = given_world(world)
         return asyncio.run(reconcile_call(self, self.tool_in_doubt(name, world), args, world))
 
     def tool_in_doubt(self, name: str | URIRef, world: World) -> Tool:

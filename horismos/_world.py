@@ -20,7 +20,7 @@ from rdflib.term import Node
 
 from ._bindings.reach import Hosts
 from ._digest import Digest
-from ._errors import AuthoringError, Problem
+from ._errors import AuthoringError, Problem, UsageError
 from ._hydrate import Hydrated, hydrate
 from ._model import Adapter
 from ._sources import RDF_SUFFIXES, expand_paths
@@ -40,6 +40,7 @@ __all__ = [
     "Place",
     "World",
     "ended_inside",
+    "given_world",
     "holds_subject",
     "indexes_every_instance",
     "states",
@@ -209,6 +210,20 @@ def states(store: Store, term: Node, place: Place) -> bool:
     be in millions)."""
     query, bound = _ONE_STATEMENT[place]
     return bool(store.select(query, {bound: term}, {}))
+
+
+def given_world(world: object) -> World:
+    """``world`` when it is a :class:`World`; else a UsageError saying how to make one. A
+    path given instead (``agent.run("world.ttl", …)``) raised ``AttributeError: 'str' object
+    has no attribute 'store'`` from inside the run."""
+    if isinstance(world, World):
+        return world
+    shown = repr(world)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise UsageError(
+        f"the world must be a horismos.World, not {type(world).__name__} {shown}: "
+        'World.from_files("world.ttl") reads files, World.open("oxigraph:PATH") opens a store'
+    )
 
 
 def holds_subject(world: World, node: URIRef) -> bool:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_cli import TOOLS, TRIAGE, WORLD, horismos, no_traceback
+
+from horismos import Agent, UsageError
 
 
 def test_run_all_on_the_memory_store_with_no_focus_node_ends_in_words(tmp_path: Path) -> None:
@@ -105,3 +108,21 @@ def test_an_rdf_file_given_as_a_trace_is_said_not_to_be_one(tmp_path: Path) -> N
         assert "out.trig:1: not a trace: a trace is one JSON event a line (what --trace " \
                "writes), and this line is not JSON (Expecting value); an RDF file goes " \
                "among the definitions or to --world" in p.stdout + p.stderr
+
+
+def test_a_path_given_where_the_python_api_takes_a_world_says_how_to_make_one() -> None:
+    """`agent.run("examples/triage/world.ttl", focus=…)`, the README's World.from_files
+    left out: AttributeError: 'str' object has no attribute 'store', from inside the run
+    (and from resume, approve, catalog.call, catalog.discover)."""
+    agent = Agent.from_files(*TRIAGE)
+    path = "examples/triage/world.ttl"
+    said = (f"the world must be a horismos.World, not str {path!r}: World.from_files("
+            '"world.ttl") reads files, World.open("oxigraph:PATH") opens a store')
+    for call in (lambda: agent.run(path, focus=":patient42"),  # type: ignore[arg-type]
+                 lambda: agent.resume(path, "abc"),  # type: ignore[arg-type]
+                 lambda: agent.approve(path, "abc", "ff"),  # type: ignore[arg-type]
+                 lambda: agent.catalog.call("ehr.assign_queue", {}, path),  # type: ignore[arg-type]
+                 lambda: agent.catalog.discover("queue", path)):  # type: ignore[arg-type]
+        with pytest.raises(UsageError) as e:
+            call()
+        assert str(e.value) == said
