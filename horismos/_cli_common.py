@@ -342,17 +342,38 @@ def load_tools(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
     bare: dict[str, list[Callable[..., Any]]] = {}
     for spec in specs:
         module = _import_tools(spec)
+        own, foreign = 0, {}
         for name, func in vars(module).items():
             if name.startswith("_") or not inspect.isfunction(func):
                 continue
             if func.__module__ != module.__name__:
+                foreign[name] = func.__module__
                 continue
+            own += 1
             tools[f"{module.__name__}.{name}"] = func
             bare.setdefault(name, []).append(func)
+        if not own and foreign:
+            raise _none_of_its_own(spec, foreign)
     for name, funcs in bare.items():
         if len(funcs) == 1:
             tools.setdefault(name, funcs[0])
     return tools
+
+
+def _none_of_its_own(spec: str, foreign: dict[str, str]) -> UsageError:
+    """A tools module whose every function comes from another module: each ``python:``
+    binding of it said "registered: none", and to register the function with --tools, which
+    had been done."""
+    names = sorted(foreign)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    where = ", ".join(sorted(set(foreign.values())))
+    return UsageError(
+        f"--tools {spec}: it defines no function of its own: {shown} "
+        f"{'comes' if len(names) == 1 else 'come'} from {where} (imported, or made there by "
+        "a decorator), and --tools registers only the functions a module defines, so that a "
+        "Turtle file reaches nothing it imports; give --tools the module that defines them, "
+        "or define them here (a decorator keeps a function its own with functools.wraps)"
+    )
 
 
 def _import_tools(spec: str) -> ModuleType:

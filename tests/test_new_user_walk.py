@@ -126,3 +126,23 @@ def test_a_path_given_where_the_python_api_takes_a_world_says_how_to_make_one() 
         with pytest.raises(UsageError) as e:
             call()
         assert str(e.value) == said
+
+
+def test_a_tools_module_whose_functions_all_come_from_another_is_said(tmp_path: Path) -> None:
+    """`--tools ehr_client.py` where the file imports its functions (or wraps each in a
+    decorator of another module, without functools.wraps): nothing was registered, and
+    each binding said "registered: none" and to register the function with --tools."""
+    (tmp_path / "helpers.py").write_text(
+        "def assign_queue(patient, queue):\n    return {'queueRef': 'Q-A-1'}\n\n"
+        "def notify_nurse(patient, nurse, ref):\n    return {'assignedNurse': nurse}\n"
+    )
+    (tmp_path / "ehr_client.py").write_text("from helpers import assign_queue, notify_nurse\n")
+    p = horismos("run", *TRIAGE, *WORLD, "--tools", "ehr_client.py", "--focus", ":patient42",
+                 cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.startswith(
+        "horismos run: error: --tools ehr_client.py: it defines no function of its own: "
+        "assign_queue, notify_nurse come from helpers (imported, or made there by a "
+        "decorator), and --tools registers only the functions a module defines"), p.stderr
+    assert "registered: none" not in p.stderr
