@@ -140,6 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_format = output_format(args.out) if args.out else None
     writable("--trace", args.trace)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
+    # which workflow, before the world is read and the warnings of every workflow printed:
+    # `run workflows/ --focus …` said some thirty warnings, then to name the workflow
+    agent.workflow(args.workflow)
     # a store not made yet is made only to load --world into: else the run would find no
     # focus in it and leave an empty store behind at what may be a mistyped path
     with open_for_writing(args.store, "run", create=bool(args.world)) as world:  # let go

@@ -146,3 +146,15 @@ def test_a_tools_module_whose_functions_all_come_from_another_is_said(tmp_path: 
         "assign_queue, notify_nurse come from helpers (imported, or made there by a "
         "decorator), and --tools registers only the functions a module defines"), p.stderr
     assert "registered: none" not in p.stderr
+
+
+def test_run_naming_no_workflow_of_several_says_so_before_any_warning(tmp_path: Path) -> None:
+    """`run workflows/ --world … --focus :patient42`: three workflows and no --workflow. The
+    warnings of all three (34, the ontology not given) came first, then the one line that
+    said what to change."""
+    p = horismos("run", str(Path(TRIAGE[0]).parent), *WORLD, *TOOLS, "--focus", ":patient42",
+                 cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == (2, ""), p.stdout + p.stderr
+    assert p.stderr == ("horismos run: error: name the workflow to run (declared: :Triage, "
+                        ":ReviewResult, :Rebooking)\n")
