@@ -20,7 +20,7 @@ from ._cli_common import writable
 from ._definitions import Definitions, load_definitions
 from ._diagram import layout
 from ._diagram_svg import node_ids, render_svg, styled_dot
-from ._errors import UsageError
+from ._errors import ProgramMissing, UsageError
 from ._model import Workflow
 from ._run_counts import ENDED, RunCounts, count_runs
 from ._trace import iter_trace, read_trace
@@ -62,7 +62,10 @@ def cmd_trace_view(args: argparse.Namespace) -> int:
     diagram = None
     if args.paths:
         defs = load_definitions(args.paths)
-        diagram = _diagram(defs, [_workflow_of(defs, events, args.paths)], count_runs([events]))
+        wf = _workflow_of(defs, events, args.paths)
+        # its --format mermaid was said: trace view has none; the page needs no diagram
+        instead = "or give no definitions, for the page without its diagram"
+        diagram = _diagram(defs, [wf], count_runs([events]), instead)
     _write(args.output, trace_page(events, source=Path(args.trace).name, diagram=diagram))
     return 0
 
@@ -88,7 +91,15 @@ def replay_page(report: ReplayReport, trace: Path, defs: Definitions, output: Pa
     diagram = None
     wf = defs.workflows.get(URIRef(str(events[0].get("workflow"))))
     if wf is not None:
-        diagram = _diagram(defs, [wf], count_runs([events]))
+        try:
+            diagram = _diagram(defs, [wf], count_runs([events]))
+        except ProgramMissing as e:  # the replay decided, and said so: its page too, undrawn
+            print(  # (it exited 2 after "same", told to use a --format replay has not)
+                f"note: {output}: written without the workflow diagram, which needs "
+                f"Graphviz's {e.program} program: install Graphviz (Debian/Ubuntu: apt-get "
+                f"install {e.package}; macOS: brew install {e.package})",
+                file=sys.stderr,
+            )
     _write(
         output,
         trace_page(events, source=trace.name, diagram=diagram, replay=replay_summary(report)),
@@ -123,9 +134,14 @@ def graph_rendered(
     return 0
 
 
-def _diagram(defs: Definitions, workflows: Sequence[Workflow], counts: RunCounts | None) -> Diagram:
+def _diagram(
+    defs: Definitions,
+    workflows: Sequence[Workflow],
+    counts: RunCounts | None,
+    instead: str = "or use --format mermaid or dot for text",
+) -> Diagram:
     lay = layout(defs, workflows)
-    return Diagram(render_svg(styled_dot(defs, lay, counts)), node_ids(lay))
+    return Diagram(render_svg(styled_dot(defs, lay, counts), instead), node_ids(lay))
 
 
 def _count_rows(

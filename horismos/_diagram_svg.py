@@ -165,14 +165,15 @@ def _heat(n: int, top: int) -> str:
     return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(pale, strong, strict=True))
 
 
-def render_svg(dot: str) -> str:
-    """``dot -Tsvg`` of ``dot``, as an ``<svg>`` element (no XML prolog) to put in a page."""
+def render_svg(dot: str, instead: str = "or use --format mermaid or dot for text") -> str:
+    """``dot -Tsvg`` of ``dot``, as an ``<svg>`` element (no XML prolog) to put in a page;
+    ``instead`` is what the command can do without Graphviz, said when it is missing."""
     program = shutil.which("dot")
     if program is None:
         raise ProgramMissing(
             "drawing SVG needs Graphviz's dot program, which is not installed: install "
             "Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz), "
-            "or use --format mermaid or dot for text",
+            f"{instead}",
             program="dot",
             package="graphviz",
         )

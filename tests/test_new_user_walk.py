@@ -5,9 +5,11 @@ place). Each test is a command that printed a traceback or did not say what to c
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from forked import horismos_forked
 from test_cli import TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
 from horismos import Agent, UsageError
@@ -158,3 +160,46 @@ def test_run_naming_no_workflow_of_several_says_so_before_any_warning(tmp_path: 
     assert (p.returncode, p.stdout) == (2, ""), p.stdout + p.stderr
     assert p.stderr == ("horismos run: error: name the workflow to run (declared: :Triage, "
                         ":ReviewResult, :Rebooking)\n")
+
+
+def _no_dot(tmp_path: Path) -> dict[str, str]:
+    """The environment with a PATH on which there is no Graphviz ``dot``."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    return {**os.environ, "PATH": str(empty)}
+
+
+def test_replay_html_without_graphviz_writes_its_report_and_exits_by_the_replay(
+    tmp_path: Path,
+) -> None:
+    """`replay run.jsonl … --html report.html` on a machine without Graphviz printed `same`,
+    then exited 2 with no page, told to "use --format mermaid or dot", which replay has
+    not: a CI job replaying its traces failed for want of a diagram."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    p = horismos_forked(tmp_path, "replay", "run.jsonl", *TRIAGE, "--html", "report.html",
+                        env=_no_dot(tmp_path), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("same      run.jsonl:")
+    assert p.stderr == ("note: report.html: written without the workflow diagram, which needs "
+                        "Graphviz's dot program: install Graphviz (Debian/Ubuntu: apt-get "
+                        "install graphviz; macOS: brew install graphviz)\n")
+    assert "<svg" not in (tmp_path / "report.html").read_text()
+
+
+def test_trace_view_without_graphviz_says_what_it_can_do_instead(tmp_path: Path) -> None:
+    """`trace view run.jsonl DEFS -o run.html` without Graphviz said to "use --format
+    mermaid or dot for text", an option trace view has not."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    p = horismos_forked(tmp_path, "trace", "view", "run.jsonl", *TRIAGE, "-o", "run.html",
+                        env=_no_dot(tmp_path), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.endswith("install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: "
+                             "brew install graphviz), or give no definitions, for the page "
+                             "without its diagram\n"), p.stderr
+    assert not (tmp_path / "run.html").exists()
