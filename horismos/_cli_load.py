@@ -11,7 +11,14 @@ from pathlib import Path
 from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import ENDS_INSIDE, ENDS_INSIDE_FIX, ended_inside, unindexed
+from ._world import (
+    ENDS_INSIDE,
+    ENDS_INSIDE_FIX,
+    dot_missing,
+    dot_missing_before,
+    ended_inside,
+    unindexed,
+)
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -73,6 +80,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         last = ended_inside(path, e) if path is not None else None
         if last is not None:  # the parser's line is the one past the end of the file
             line, why = last, f"{ENDS_INSIDE} — {ENDS_INSIDE_FIX}"
+        before = dot_missing_before(path, e) if path is not None and last is None else None
+        if before is not None:  # the parser's line is the next statement's
+            line, why = before, f"a statement has no ' .' at its end — {dot_missing(before)}"
         print(("\n" if bar else "") + f"horismos load: {path}:{line}: {why}", file=sys.stderr)
         return 1
     except AuthoringError as e:  # a file missing or unreadable: listed as every command does

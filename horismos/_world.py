@@ -39,6 +39,8 @@ __all__ = [
     "SHORT_IDS",
     "Place",
     "World",
+    "dot_missing",
+    "dot_missing_before",
     "ended_inside",
     "given_world",
     "holds_subject",
@@ -258,6 +260,34 @@ def ended_inside(path: Path, e: SyntaxError) -> int | None:
     return _last_written_line(path) if e.msg.endswith("Unexpected end") else None
 
 
+def dot_missing_before(path: Path, e: SyntaxError) -> int | None:
+    """The line of the statement before the one the parser refused for a missing dot, when
+    only blanks come before the token it stopped at: ``:p42 :acuity :urgent`` written without
+    its ``.``, the parser reads the next subject on and names that line, so "fix the syntax
+    at that line" sent the reader to a line with nothing wrong. Else None."""
+    if not e.msg.endswith("A dot is expected at the end of statements"):
+        return None
+    if not e.lineno or not e.offset:
+        return None
+    last = None
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                if number == e.lineno:
+                    before = line.decode("utf-8", "replace")[: e.offset - 1]
+                    return last if not before.strip() else None
+                if written(line):
+                    last = number
+    except OSError:
+        return None
+    return None
+
+
+def dot_missing(line: int) -> str:
+    """What to change for :func:`dot_missing_before`'s ``line``."""
+    return f"end the statement on line {line} with ' .'"
+
+
 def syntax_problem(path: Path, e: SyntaxError) -> Problem:
     """The parser's refusal of the RDF file ``path``, at its line, with what to change."""
     last = ended_inside(path, e)
@@ -268,6 +298,16 @@ def syntax_problem(path: Path, e: SyntaxError) -> Problem:
             file=str(path),
             line=last,
             hint=ENDS_INSIDE_FIX,
+        )
+    before = dot_missing_before(path, e)
+    if before is not None:
+        return Problem(
+            "error",
+            f"cannot read world data: a statement has no ' .' at its end (the parser read on "
+            f"to line {e.lineno})",
+            file=str(path),
+            line=before,
+            hint=dot_missing(before),
         )
     return Problem(
         "error",

@@ -203,3 +203,26 @@ def test_trace_view_without_graphviz_says_what_it_can_do_instead(tmp_path: Path)
                              "brew install graphviz), or give no definitions, for the page "
                              "without its diagram\n"), p.stderr
     assert not (tmp_path / "run.html").exists()
+
+
+def test_world_data_missing_a_dot_is_said_at_the_statement_that_lacks_it(tmp_path: Path) -> None:
+    """`:patient45 :acuity :urgent` written without its '.': Oxigraph reads the next
+    subject on and names the next line ("line 3 between columns 1 and 3: A dot is expected"),
+    and the user was told to "fix the syntax at that line", a line with nothing wrong."""
+    (tmp_path / "w.ttl").write_text(
+        "@prefix : <http://example.org/ehr#> .\n:patient45 a :Patient ; :acuity :urgent\n"
+        "\n# the next one\n  :patient46 a :Patient .\n"
+    )
+    p = horismos("run", *TRIAGE, "--world", "w.ttl", "--all", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert ("w.ttl:2: error: cannot read world data: a statement has no ' .' at its end (the "
+            "parser read on to line 5) — end the statement on line 2 with ' .'") in p.stderr
+    load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert (load.returncode, load.stderr) == (1, (
+        "horismos load: w.ttl:2: a statement has no ' .' at its end — end the statement on "
+        "line 2 with ' .'\n")), load.stderr
+    # a dot missing inside a line is said where the parser stopped, as before
+    (tmp_path / "m.ttl").write_text("@prefix : <http://x/> .\n:a :b :c :d :e .\n")
+    p = horismos("run", *TRIAGE, "--world", "m.ttl", "--all", cwd=tmp_path)
+    assert "m.ttl:2: error: cannot read world data: Parser error at line 2" in p.stderr
