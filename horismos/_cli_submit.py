@@ -16,6 +16,7 @@ from ._agent import Agent
 from ._cli_common import open_for_writing
 from ._errors import UsageError
 from ._queue import blocked_states, stop_reasons, submit_instances, untouched, wait_past
+from ._redact import redact_url
 
 __all__ = ["cmd_submit", "submit_arguments"]
 
@@ -105,6 +106,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"  {agent.definitions.name(focus)}: {statuses[focus]}" + (f": {why}" if why else ""))
     if len(stopped) > _SHOWN:
         print(f"  … {len(stopped) - _SHOWN} more: horismos instances --store {args.store}")
+    if set(counts) == {"not started"}:  # "see horismos instances", which listed none
+        print(
+            f"horismos submit: none was started within {args.wait:g}s: is a worker taking "
+            f"tasks from {redact_url(args.broker)}? Start one: horismos worker FILE_OR_DIR… "
+            f"--store {args.store} --broker {redact_url(args.broker)} (--tools …)",
+            file=sys.stderr,
+        )
+        return 1
     if counts.keys() & {"running", "not started", _STALE}:
         stale_said = (
             f" ({_STALE}: no worker went on with {'them' if counts[_STALE] > 1 else 'it'} yet)"

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from forked import horismos_forked
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
+from redis_server import RedisServer
 from test_cli import TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
 from horismos import Agent, UsageError
@@ -226,3 +229,19 @@ def test_world_data_missing_a_dot_is_said_at_the_statement_that_lacks_it(tmp_pat
     (tmp_path / "m.ttl").write_text("@prefix : <http://x/> .\n:a :b :c :d :e .\n")
     p = horismos("run", *TRIAGE, "--world", "m.ttl", "--all", cwd=tmp_path)
     assert "m.ttl:2: error: cannot read world data: Parser error at line 2" in p.stderr
+
+
+def test_submit_waiting_with_no_worker_says_to_start_one(
+    tmp_path: Path, server: OxigraphServer, broker: RedisServer
+) -> None:
+    """`submit … --wait 2` with no worker taking tasks: "1 not started", then "see horismos
+    instances", which lists no instance, since none was started."""
+    horismos_load(tmp_path, server.store, WORLD[1])
+    p = horismos_forked(tmp_path, "submit", *TRIAGE, "--store", server.store, "--broker",
+                        broker.url, "--focus", ":patient42", "--wait", "2", timeout=60)
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == (1, "1 not started\n"), p.stdout + p.stderr
+    assert p.stderr.endswith(
+        f"horismos submit: none was started within 2s: is a worker taking tasks from "
+        f"{broker.url}? Start one: horismos worker FILE_OR_DIR… --store {server.store} "
+        f"--broker {broker.url} (--tools …)\n"), p.stderr
