@@ -41,7 +41,7 @@ from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import parse_facts, prepare
-from ._world import World, given_world, holds_subject
+from ._world import World, given_world, holds_subject, states
 
 __all__ = ["Agent"]
 
@@ -403,10 +403,16 @@ class Agent:
         node = self._iri(focus, world, "focus")
         types = types_of(node) if types_of is not None else world.store.types(node)
         if not types & classes:
+            name = self.definitions.name
+            if types:  # the node meant, in the wrong workflow: a nurse for a patient's
+                what = f" (it is {' and '.join(sorted(name(t) for t in types))})"
+            elif holds_subject(world, node) or states(world.store, node, "object"):
+                what = " (the world gives it no class)"
+            else:  # misspelt, or of another world: it said only "is not a :Patient"
+                what = ": the world holds nothing about it — check its spelling"
             raise UsageError(
-                f"focus {self.definitions.name(node)} is not a "
-                f"{self.definitions.name(wf.focus_type)} in the world; give a node "
-                "of the workflow's horis:focusType"
+                f"focus {name(node)} is not a {name(wf.focus_type)} in the world{what}; give "
+                "a node of the workflow's horis:focusType"
             )
         return [node]
 

@@ -245,3 +245,18 @@ def test_submit_waiting_with_no_worker_says_to_start_one(
         f"horismos submit: none was started within 2s: is a worker taking tasks from "
         f"{broker.url}? Start one: horismos worker FILE_OR_DIR… --store {server.store} "
         f"--broker {broker.url} (--tools …)\n"), p.stderr
+
+
+@pytest.mark.parametrize(("focus", "said"), [
+    (":nurse7", " (it is :Nurse)"),
+    (":patient24", ": the world holds nothing about it — check its spelling"),
+])
+def test_a_focus_not_of_the_focus_type_says_what_it_is(tmp_path: Path, focus: str,
+                                                        said: str) -> None:
+    """`--focus :patient24` (a typo of :patient42) and `--focus :nurse7` (a node of another
+    workflow) both said only "is not a :Patient in the world"."""
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", focus, cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stderr) == (2, (
+        f"horismos run: error: focus {focus} is not a :Patient in the world{said}; give a "
+        "node of the workflow's horis:focusType\n")), p.stdout + p.stderr
