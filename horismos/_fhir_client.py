@@ -25,6 +25,7 @@ from ._bindings.reach import Hosts
 from ._errors import NotSent, ResultTooLarge, ToolError
 from ._model import Adapter
 from ._redact import redact_text
+from ._unreachable import why_unreachable
 
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
     import httpx
@@ -168,6 +169,12 @@ class FhirClient:
         try:
             with client.stream("GET", url) as response:
                 body = body_within(response, _MAX_READ_BYTES)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:  # "[Errno 111] …" alone
+            raise ToolError(
+                f"adapter {self.adapter.name}: GET {url}: the server cannot be reached: "
+                f"{redact_text(why_unreachable(e))}; check the adapter's horis:baseUrl, and "
+                "start the server if it is not running"
+            ) from None
         except httpx.HTTPError as e:
             raise ToolError(
                 f"adapter {self.adapter.name}: GET {url} failed: "

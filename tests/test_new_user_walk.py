@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from in_process import horismos_load
+from listening import free_port
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
-from test_cli import TOOLS, TRIAGE, WORLD, horismos, no_traceback
+from test_cli import ROOT, TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
 from horismos import Agent, UsageError
 
@@ -260,3 +261,19 @@ def test_a_focus_not_of_the_focus_type_says_what_it_is(tmp_path: Path, focus: st
     assert (p.returncode, p.stderr) == (2, (
         f"horismos run: error: focus {focus} is not a :Patient in the world{said}; give a "
         "node of the workflow's horis:focusType\n")), p.stdout + p.stderr
+
+
+def test_hydrate_from_a_server_not_running_says_so_in_words(tmp_path: Path) -> None:
+    """`hydrate examples/fhir/pharmacy.ttl --id Patient/p1 --out w.trig` before the README's
+    EHR is started: "GET … failed: ConnectError: [Errno 111] Connection refused"."""
+    port = free_port()
+    text = (ROOT / "examples" / "fhir" / "pharmacy.ttl").read_text()
+    (tmp_path / "pharmacy.ttl").write_text(text.replace("127.0.0.1:8089", f"127.0.0.1:{port}"))
+    p = horismos_forked(tmp_path, "hydrate", "pharmacy.ttl", "--id", "Patient/p1", "--out",
+                        "w.trig", env={**os.environ, "EHR_TOKEN": "demo-token"}, timeout=60)
+    no_traceback(p)
+    assert (p.returncode, p.stderr) == (2, (
+        f"horismos hydrate: error: adapter ehr: GET http://127.0.0.1:{port}/fhir/Patient/p1: "
+        "the server cannot be reached: nothing listens at that address and port (the "
+        "connection was refused); check the adapter's horis:baseUrl, and start the server if "
+        "it is not running\n")), p.stderr
