@@ -277,3 +277,24 @@ def test_hydrate_from_a_server_not_running_says_so_in_words(tmp_path: Path) -> N
         "the server cannot be reached: nothing listens at that address and port (the "
         "connection was refused); check the adapter's horis:baseUrl, and start the server if "
         "it is not running\n")), p.stderr
+
+
+def test_an_mcp_server_by_url_not_running_says_so_in_words(tmp_path: Path) -> None:
+    """The MCP example with its server at a `horis:url` not yet started: "could not start:
+    ConnectError: All connection attempts failed — check its horis:command and horis:args,
+    or horis:url", for a server declared by its URL alone."""
+    port = free_port()
+    text = (ROOT / "examples" / "mcp" / "clinic.ttl").read_text()
+    declared = ':ward a horis:McpServer ;\n    horis:command "python" ;\n' \
+               '    horis:args ( "-m" "ward_server" ) .'
+    assert declared in text
+    (tmp_path / "clinic.ttl").write_text(text.replace(
+        declared, f':ward a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .'))
+    p = horismos("run", "clinic.ttl", "--world", str(ROOT / "examples" / "mcp" / "world.ttl"),
+                 "--all", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stderr) == (2, (
+        f'horismos run: error: ward.assign_bed (mcp://ward/assign_bed): MCP server "ward" '
+        f"(http://127.0.0.1:{port}/mcp) could not start: it cannot be reached: nothing listens "
+        "at that address and port (the connection was refused) — check its horis:url, and "
+        "start the server if it is not running\n")), p.stderr

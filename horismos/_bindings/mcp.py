@@ -49,6 +49,7 @@ from .._errors import (
 from .._literals import INTEGER_TYPES
 from .._model import Arg, Assertion, McpServer, Tool
 from .._redact import redact_url
+from .._unreachable import why_unreachable
 from .._vocab import HORIS
 from .base import Binding
 from .limits import DEFAULT_MAX_RESULT_BYTES, check_result, too_large
@@ -179,7 +180,13 @@ class McpSession:
             # a stdio server is a process started here: one that exits before answering has
             # a mistyped horis:args, an ImportError or a crash to fix, not a network to wait on
             down = self.server.url is not None and _down(self._failure)
-            raise (Unreachable if down else ToolError)(
+            if down:  # "ConnectError: All connection attempts failed", to check horis:command
+                raise Unreachable(
+                    f"{self.describe()} could not start: it cannot be reached: "
+                    f"{_unreached(self._failure)} — check its horis:url, and start the server "
+                    "if it is not running"
+                )
+            raise ToolError(
                 f"{self.describe()} could not start: {_reason(self._failure)}"
                 f"{self._stderr_tail()} — check its horis:command and horis:args, "
                 "or horis:url"
@@ -803,6 +810,14 @@ def _down(e: BaseException | None) -> bool:
     return isinstance(
         e, ConnectionError | TimeoutError | httpx2.NetworkError | httpx2.TimeoutException
     )
+
+
+def _unreached(e: BaseException | None) -> str:
+    """Why a server :func:`_down` was not reached, in words (:func:`why_unreachable`), from
+    the first error inside the SDK's exception groups."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return "it closed before answering" if e is None else why_unreachable(e)
 
 
 def _reason(e: BaseException | None) -> str:
