@@ -115,6 +115,7 @@ def graph_rendered(
     if args.trace:
         for t in args.trace:
             readable_file(t)
+            _drawn(defs, workflows, t)
         counts = count_runs(iter_trace(t) for t in args.trace)  # one event at a time
     diagram = _diagram(defs, workflows, counts)
     if args.format == "svg":
@@ -168,6 +169,28 @@ def _count_rows(
             }
         )
     return rows
+
+
+def _drawn(defs: Definitions, workflows: Sequence[Workflow], trace: str) -> None:
+    """Refuse a ``--trace`` of a workflow not drawn: its counts landed nowhere, and the
+    diagram said "0 started" of the workflow drawn, as if its runs had never begun. Only the
+    header is read; a catalog call's trace, of no workflow, counts nothing and is let be."""
+    recorded = next(iter_trace(trace), {}).get("workflow")
+    if recorded is None:
+        return
+    iri = URIRef(str(recorded))
+    if any(wf.iri == iri for wf in workflows):
+        return
+    if iri in defs.workflows:
+        raise UsageError(
+            f"--trace {trace} records {defs.name(iri)}, which is not drawn (--workflow "
+            f"{', '.join(defs.name(wf.iri) for wf in workflows)}); draw it with --workflow "
+            f"{defs.name(iri)}"
+        )
+    raise UsageError(
+        f"--trace {trace} records the workflow <{iri}>, which these definitions do not "
+        "declare; give the files it was recorded with"
+    )
 
 
 def _workflow_of(

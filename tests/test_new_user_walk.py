@@ -298,3 +298,25 @@ def test_an_mcp_server_by_url_not_running_says_so_in_words(tmp_path: Path) -> No
         f"(http://127.0.0.1:{port}/mcp) could not start: it cannot be reached: nothing listens "
         "at that address and port (the connection was refused) — check its horis:url, and "
         "start the server if it is not running\n")), p.stderr
+
+
+def test_graph_given_a_trace_of_another_workflow_says_so(tmp_path: Path) -> None:
+    """`graph workflows/lab_review.ttl ontologies/lab.ttl --format svg --trace run.jsonl`,
+    run.jsonl a triage run's: exit 0, the lab workflow drawn with "0 started", "ran ×0"."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lab = [str(ROOT / "workflows" / "lab_review.ttl"), str(ROOT / "ontologies" / "lab.ttl")]
+    p = horismos("graph", *lab, "--format", "svg", "--trace", "run.jsonl", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", (
+        "horismos graph: error: --trace run.jsonl records the workflow "
+        "<http://example.org/ehr#Triage>, which these definitions do not declare; give the "
+        "files it was recorded with\n")), p.stdout[:200] + p.stderr
+    both = [*lab, *TRIAGE, "--format", "svg", "--trace", "run.jsonl"]
+    p = horismos("graph", *both, "--workflow", ":ReviewResult", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (2, (
+        "horismos graph: error: --trace run.jsonl records :Triage, which is not drawn "
+        "(--workflow :ReviewResult); draw it with --workflow :Triage\n")), p.stderr
+    p = horismos("graph", *both, cwd=tmp_path)  # every workflow drawn: its counts land
+    assert p.returncode == 0 and "1 started" in p.stdout, p.stderr
