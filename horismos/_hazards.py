@@ -81,6 +81,7 @@ __all__ = [
     "fewest_steps",
     "flow_graph",
     "hazards",
+    "path_text",
     "written_on_focus",
 ]
 
@@ -295,7 +296,7 @@ def _repeated_call(
     )
     return Hazard(
         step.iri,
-        f"the step is on a cycle ({_path_text(route, steps, name)}) and its tool {tool.name} is "
+        f"the step is on a cycle ({path_text(route, steps, name)}) and its tool {tool.name} is "
         f"not idempotent: {again} or the instance runs out of steps (horis:maxSteps, {budget} here)"
         + (
             f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
@@ -315,7 +316,7 @@ def _repeated_call(
     )
 
 
-def _path_text(
+def path_text(
     route: list[URIRef], steps: Mapping[URIRef, Step], name: Callable[[Node], str]
 ) -> str:
     """``route`` as the cycle a warning names, each edge taken only by ``horis:onError``

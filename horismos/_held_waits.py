@@ -31,6 +31,7 @@ __all__ = [
     "focus_read",
     "held_waits",
     "plain_triples",
+    "surely_writes",
     "surely_written",
     "written_before",
 ]
@@ -80,7 +81,7 @@ def written_before(workflows: Mapping[URIRef, Workflow]) -> Written:
         for iri, props in surely_written(wf).items():
             held[iri] = held[iri] & props if iri in held else set(props)
         for s in wf.reachable():
-            for p in _writes(s):
+            for p in surely_writes(s):
                 writers.setdefault(p, set()).add(s.iri)
     return held, writers
 
@@ -88,7 +89,7 @@ def written_before(workflows: Mapping[URIRef, Workflow]) -> Written:
 def surely_written(wf: Workflow) -> dict[URIRef, set[URIRef]]:
     """For each step ``wf`` reaches, the properties on its focus written on every way from
     its start to that step: an intersection over the ways in, each adding what the step left
-    by its ``horis:next`` wrote (:func:`_writes`)."""
+    by its ``horis:next`` wrote (:func:`surely_writes`)."""
     reached = {s.iri: s for s in wf.reachable()}
     into: dict[URIRef, set[URIRef]] = {wf.start: set()}
     todo = [wf.start]
@@ -100,7 +101,7 @@ def surely_written(wf: Workflow) -> dict[URIRef, set[URIRef]]:
         for pred, there in ways_out(step):
             if there not in reached or there == wf.start:
                 continue
-            out = into[here] | (_writes(step) if pred == HORIS.next else set())
+            out = into[here] | (surely_writes(step) if pred == HORIS.next else set())
             now = into[there] & out if there in into else out
             if there not in into or now != into[there]:
                 into[there] = now
@@ -108,7 +109,7 @@ def surely_written(wf: Workflow) -> dict[URIRef, set[URIRef]]:
     return into
 
 
-def _writes(step: Step) -> set[URIRef]:
+def surely_writes(step: Step) -> set[URIRef]:
     """What ``step``'s tool is certain to have written on the focus once it goes on by its
     ``horis:next``: its effect's properties not ``horis:optional``, when the effect's subject
     is given from ?this, the step calls it once (no ``horis:forEach``), and no adapter
