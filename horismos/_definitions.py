@@ -179,7 +179,7 @@ class _Builder(
             written = written_before(self.defs.workflows)
             for h in held_waits(self.defs.steps, written, self.n):
                 self.hazard(h)
-            for h in tripped_guards(self.defs.steps, written, self.n):
+            for h in tripped_guards(self.defs.steps, self.defs.workflows, written, self.n):
                 self.hazard(h)
             for decision, rule, h in shadowed_rules(self.defs.steps, self.n):
                 self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))

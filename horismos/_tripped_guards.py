@@ -1,11 +1,16 @@
 """A step whose ``horis:requires`` forbids of the focus what a step always before it writes:
-it never runs.
+it never runs; or what a loop back to it writes on its way round: it runs once, and the
+next time round the steps before it act again, then it stops the instance.
 
 Why: the dispense's guard against running twice, ``FILTER NOT EXISTS { ?this :dispensedAt
 ?t }``, copied onto the notification after it (meant: ``?this :notifiedAt ?t``, what the
 notification's own tool writes). The dispense writes ``:dispensedAt`` on every way to the
 notification, so its pattern never held there and every order stopped at it, blocked and
-unnotified, while the definitions validated.
+unnotified, while the definitions validated. And a refill that loops back from the wait for
+the next request to the controlled-drug check before the dispense: the second time round the
+check acted again, then the dispense's own guard (its tool wrote ``:dispensedAt`` the first
+time) stopped the order there, blocked — validated too, since on the first way to the
+dispense nothing had written it.
 
 Only what is certain is said, as for a wait that never waits (:mod:`._held_waits`, whose
 :func:`~._held_waits.surely_written` says what every way to a step has written): the
@@ -17,19 +22,28 @@ value, and nothing is said. A tool's own ``horis:requires``, tried at the step w
 tool's arguments bound, is held to the same of each argument the step gives from ?this
 (``FILTER NOT EXISTS { ?order :dispensedAt ?t }`` on the notification's tool), its other
 arguments counted as bound.
+
+Round a loop, ``:p`` must be written (as :func:`~._held_waits.surely_writes` says) on a way
+from the step back to it that passes an action step an instance may pass before it first
+reaches the step — that step acts again. A way a step on it stops first (its own guard
+forbids what is written by then) or a decision's rules turn aside is no way round. A loop
+straight back to the guarded step, through a wait or a decision, acts nothing again: the
+guard ending the loop there is what it is for (paid once), and nothing is said. Written on
+every way round or on one, it is a warning: whether an instance goes round is the world's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from rdflib import URIRef, Variable
 from rdflib.term import Node
 
 from ._guard_writes import negated_groups
-from ._hazards import Hazard
-from ._held_waits import Written, focus_read, plain_triples
-from ._model import ActionStep, Step, Tool
+from ._hazards import Hazard, path_text
+from ._held_waits import Written, focus_read, plain_triples, surely_writes
+from ._model import ActionStep, DecisionStep, Step, Tool, Workflow, ways_out
 from ._preconditions import Precondition
 from ._vocab import HORIS
 
@@ -37,60 +51,272 @@ __all__ = ["tripped_guards"]
 
 
 def tripped_guards(
-    steps: Mapping[URIRef, Step], written: Written, name: Callable[[Node], str]
+    steps: Mapping[URIRef, Step],
+    workflows: Mapping[URIRef, Workflow],
+    written: Written,
+    name: Callable[[Node], str],
 ) -> Iterator[Hazard]:
-    """A warning at each action step's ``horis:requires`` that forbids of ?this a property
-    every way to the step has written (:func:`~._held_waits.written_before`); and at its
-    ``horis:tool`` when the tool's own ``horis:requires`` forbids it of an argument the step
-    gives from ?this."""
+    """A warning at each guard of an action step (:func:`_guards`: its own ``horis:requires``,
+    its tool's) that forbids of the focus a property every way to the step has written
+    (:func:`~._held_waits.written_before`); failing that, one a way round a loop back to the
+    step writes, past a step before it that acts again (:func:`_round_trip`). One warning at
+    each of the two statements."""
     held, writers = written
+    guards = {
+        iri: list(_guards(step, name))
+        for iri, step in steps.items()
+        if isinstance(step, ActionStep)
+    }
+    gates = _Gates.of(steps, guards)
     for iri in sorted(held, key=str):
-        step = steps.get(iri)
-        if not isinstance(step, ActionStep):
-            continue
-        me = name(iri)
-        blocked = (
-            f"on every way to {me}: the pattern never holds when the step is reached, so it "
-            "never runs and every instance stops there, blocked"
+        said: set[URIRef] = set()  # one warning at each statement
+        for guard in guards.get(iri, ()):
+            if guard.predicate in said:
+                continue
+            if guard.forbidden & held[iri]:
+                found = _tripped(guard.forbidden & held[iri], writers, name)
+                hazard: Hazard | None = _first_pass(guard, found, name)
+            else:
+                hazard = _second_pass(guard, workflows, gates, held[iri], name)
+            if hazard is not None:
+                said.add(guard.predicate)
+                yield hazard
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """A pattern tried at an action step that forbids properties of the focus: the step's own
+    ``horis:requires``, or its tool's of an argument the step gives from ?this; with the
+    words the warnings say it in."""
+
+    step: ActionStep
+    me: str
+    """The step, named."""
+    predicate: URIRef
+    """Where it is reported: the step's ``horis:requires``, or its ``horis:tool``."""
+    forbidden: set[URIRef]
+    whose: str
+    """``horis:requires``, or ``the horis:requires of its tool, :t,``."""
+    on: str
+    """The variable it forbids them of: ``this``, or the tool's argument."""
+    given: str
+    """``, given from ?this here`` for a tool's argument."""
+    owner: str
+    """The step, or the tool, the guard is on."""
+    own: str
+    """What writes what the guard to write instead tests: ``its own tool``, or ``it``."""
+    its: str
+    """``the`` test of the step's pattern, or ``its`` (the tool's) test."""
+    var_for: Callable[[str], str]
+    """The variable each argument of the tool is given from, as the guard names it: the
+    step's for its own pattern, the argument itself for its tool's."""
+
+    def forbids(self, said: str) -> str:
+        return f"{self.whose} forbids {said} of ?{self.on} (FILTER NOT EXISTS){self.given}"
+
+
+def _guards(step: ActionStep, name: Callable[[Node], str]) -> Iterator[_Guard]:
+    """The step's ``horis:requires``, then its tool's once for each argument the step gives
+    from ?this, each that forbids anything of it (:func:`_forbidden`)."""
+    me, tool = name(step.iri), step.tool
+    if step.requires is not None and (forbidden := _forbidden(step.requires, {"this"}).get("this")):
+        yield _Guard(
+            step=step,
+            me=me,
+            predicate=HORIS.requires,
+            forbidden=forbidden,
+            whose="horis:requires",
+            on="this",
+            given="",
+            owner=me,
+            own="its own tool writes",
+            its="the",
+            var_for=step.var_for,
         )
-        if step.requires is not None:
-            forbidden = _forbidden(step.requires, {"this"}).get("this", set())
-            tripped, said, by = _tripped(forbidden & held[iri], writers, name)
-            if tripped:
-                drop = f"drop the test of {said}: {by} has always written it by then"
-                guard = _guard(step.tool, "this", step.var_for, tripped, name)
-                yield Hazard(
-                    iri,
-                    f"horis:requires forbids {said} of ?this (FILTER NOT EXISTS), which a step "
-                    f"before it ({by}) writes {blocked}",
-                    f"guard {me} with what its own tool writes ({guard}), or {drop}"
-                    if guard
-                    else f"{drop}; or move {me} before {by}",
-                    HORIS.requires,
-                )
-        tool = step.tool
-        if tool is None or tool.requires is None:
-            continue
-        forbids = _forbidden(tool.requires, {a.name for a in tool.args})
-        for arg in tool.args:
-            if step.var_for(arg.name) != "this":
-                continue
-            tripped, said, by = _tripped(forbids.get(arg.name, set()) & held[iri], writers, name)
-            if not tripped:
-                continue
-            drop = f"drop its test of {said}: {by} has always written it by then"
-            guard = _guard(tool, arg.name, lambda a: a, tripped, name)
-            yield Hazard(
-                iri,
-                f"the horis:requires of its tool, {name(tool.iri)}, forbids {said} of "
-                f"?{arg.name} (FILTER NOT EXISTS), given from ?this here, which a step before "
-                f"it ({by}) writes {blocked}",
-                f"guard {name(tool.iri)} with what it writes itself ({guard}), or {drop}"
-                if guard
-                else f"{drop}; or move {me} before {by}",
-                HORIS.tool,
+    if tool is None or tool.requires is None:
+        return
+    forbids, named = _forbidden(tool.requires, {a.name for a in tool.args}), name(tool.iri)
+    for arg in tool.args:
+        if step.var_for(arg.name) == "this" and (forbidden := forbids.get(arg.name)):
+            yield _Guard(
+                step=step,
+                me=me,
+                predicate=HORIS.tool,
+                forbidden=forbidden,
+                whose=f"the horis:requires of its tool, {named},",
+                on=arg.name,
+                given=", given from ?this here",
+                owner=named,
+                own="it writes itself",
+                its="its",
+                var_for=lambda a: a,
             )
+
+
+def _first_pass(guard: _Guard, found: _Tripped, name: Callable[[Node], str]) -> Hazard:
+    """The guard forbids what every way to its step has written: the step never runs."""
+    tripped, said, by = found
+    me = guard.me
+    drop = f"drop {guard.its} test of {said}: {by} has always written it by then"
+    instead = _guard(guard.step.tool, guard.on, guard.var_for, tripped, name)
+    return Hazard(
+        guard.step.iri,
+        f"{guard.forbids(said)}, which a step before it ({by}) writes on every way to {me}: the "
+        "pattern never holds when the step is reached, so it never runs and every instance "
+        "stops there, blocked",
+        f"guard {guard.owner} with what {guard.own} ({instead}), or {drop}"
+        if instead
+        else f"{drop}; or move {me} before {by}",
+        guard.predicate,
+    )
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """What may stop an instance on its way round a loop before it comes back: an action
+    step whose guards forbid what is written by then (it stops there, blocked, and acts
+    nothing), a decision whose every rule to a step forbids it (it goes elsewhere)."""
+
+    stops: dict[URIRef, set[URIRef]]
+    """What each action step's guards forbid of the focus."""
+    turns: dict[tuple[URIRef, URIRef], list[set[URIRef]]]
+    """What each rule of a decision that leads to a step forbids of the focus."""
+    read: set[URIRef]
+    """Every property either forbids: what a walk keeps track of having written."""
+
+    @classmethod
+    def of(cls, steps: Mapping[URIRef, Step], guards: Mapping[URIRef, list[_Guard]]) -> _Gates:
+        stops = {iri: {p for g in gs for p in g.forbidden} for iri, gs in guards.items()}
+        turns: dict[tuple[URIRef, URIRef], list[set[URIRef]]] = {}
+        for step in steps.values():
+            for rule in step.rules if isinstance(step, DecisionStep) else ():
+                forbids = _forbidden(rule.requires, {"this"}).get("this", set())
+                turns.setdefault((step.iri, rule.next), []).append(forbids)
+        read = {p for s in [*stops.values(), *(f for fs in turns.values() for f in fs)] for p in s}
+        return cls(stops, turns, read)
+
+    def closed(self, here: URIRef, way: URIRef, there: URIRef, written: frozenset[URIRef]) -> bool:
+        """Whether an instance that has written ``written`` cannot go on from ``here`` by
+        ``way`` into ``there``, nor act there."""
+        rules = self.turns.get((here, there), []) if way == HORIS.when else []
+        turned = bool(rules) and all(f & written for f in rules)
+        return turned or bool(self.stops.get(there, set()) & written)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """A way round a loop from a guarded step back to it, on which what the guard forbids is
+    written after a step before the guard has acted again."""
+
+    tripped: list[URIRef]
+    """What the guard forbids that is written on the way round."""
+    route: list[URIRef]
+    """The steps, from the guarded step back to it."""
+    ways: list[URIRef]
+    """The predicate of each edge of ``route``."""
+    before: set[URIRef]
+    """The steps an instance may pass before it first reaches the guarded step."""
+    every: bool
+    """Every way round writes it, not only ``route``."""
+
+
+def _round_trip(guard: _Guard, wf: Workflow, gates: _Gates, held: set[URIRef]) -> _Round | None:
+    """The shortest way round a loop of ``wf`` from ``guard``'s step back to it that writes
+    what the guard forbids of the focus (:func:`~._held_waits.surely_writes`, of the steps
+    left by their ``horis:next``) and passes an action step an instance may pass before it
+    first reaches the guarded step: that step acts again, then the guard stops the instance.
+    Not a way a step or a rule on it stops or turns aside first (:class:`_Gates`; ``held``
+    is written on every way to the step already). A loop straight back to the step (through
+    a wait, a decision) acts nothing again: its guard stopping the instance there is what it
+    is for (paid once), and nothing is said. None too where ``wf`` does not reach the step."""
+    step = guard.step.iri
+    before, reached, todo = set(), False, [wf.start]
+    while todo:
+        iri = todo.pop()
+        reached |= iri == step
+        if iri == step or iri in before or iri not in wf.steps:
+            continue
+        before.add(iri)
+        todo.extend(t for _, t in ways_out(wf.steps[iri]))
+    acting = {s for s in before if isinstance(wf.steps[s], ActionStep)}
+    if not reached or not acting:
+        return None
+    # a walk of (step, what is written of what the gates read, whether a step acted again)
+    start: _State = (step, frozenset(held & gates.read), False)
+    came: dict[_State, tuple[_State, URIRef] | None] = {start: None}
+    queue, back = [start], []
+    for state in queue:
+        here, written, acted = state
+        for way, there in ways_out(wf.steps[here]):
+            wrote = written | (
+                surely_writes(wf.steps[here]) & gates.read if way == HORIS.next else set()
+            )
+            if there == step:
+                back.append((state, way, wrote))
+            elif there in wf.steps and not gates.closed(here, way, there, wrote):
+                nxt = (there, wrote, acted or there in acting)
+                if nxt not in came:
+                    came[nxt] = (state, way)
+                    queue.append(nxt)
+    found = next(((s, w, o) for s, w, o in back if s[2] and o & guard.forbidden), None)
+    if found is None:
+        return None
+    state, way, wrote = found
+    tripped = sorted(wrote & guard.forbidden, key=str)
+    route, ways = [step], [way]
+    at: tuple[_State, URIRef] | None = (state, way)
+    while at is not None:
+        route.insert(0, at[0][0])
+        at = came[at[0]]
+        if at is not None:
+            ways.insert(0, at[1])
+    every = all(set(tripped) <= o for _, _, o in back)
+    return _Round(tripped, route, ways, before, every)
+
+
+_State = tuple[URIRef, frozenset[URIRef], bool]
+
+
+def _second_pass(
+    guard: _Guard,
+    workflows: Mapping[URIRef, Workflow],
+    gates: _Gates,
+    held: set[URIRef],
+    name: Callable[[Node], str],
+) -> Hazard | None:
+    """The guard forbids what a way round a loop back to its step writes, after a step before
+    it has acted again (:func:`_round_trip`, in the first workflow that has one)."""
+    for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
+        found = _round_trip(guard, wf, gates, held)
+        if found is not None:
             break
+    else:
+        return None
+    me, route, steps = guard.me, found.route, wf.steps
+    said = ", ".join(name(p) for p in found.tripped)
+    by = ", ".join(
+        dict.fromkeys(
+            name(s)
+            for s, way in zip(route, found.ways, strict=False)
+            if way == HORIS.next and surely_writes(steps[s]) & set(found.tripped)
+        )
+    )
+    back = next(i for i, s in enumerate(route) if i and s in found.before)
+    again = list(dict.fromkeys(name(s) for s in route[back:-1] if isinstance(steps[s], ActionStep)))
+    return Hazard(
+        guard.step.iri,
+        f"{guard.forbids(said)}, which {by} writes on {'every' if found.every else 'one'} way "
+        f"round the loop back to {me} ({path_text(route, steps, name)}): an instance that "
+        f"goes round {'' if found.every else 'that way '}comes back by "
+        f"{path_text(route[back - 1 : back + 1], steps, name)}, {', '.join(again)} "
+        f"{'acts' if len(again) == 1 else 'act'} again, and then the pattern never holds, so "
+        f"it stops at {me}, blocked",
+        f"loop back from {name(route[back - 1])} to {me}, or to a step after it, instead of "
+        f"to {name(route[back])}, so nothing acts again before {guard.its} guard stops the "
+        f"instance; or make {guard.its} guard allow what an earlier time round wrote (a value "
+        f"of {said} compared with what starts a round, not any value)",
+        guard.predicate,
+    )
 
 
 _Tripped = tuple[list[URIRef], str, str]
