@@ -24,12 +24,13 @@ tool's arguments bound, is held to the same of each argument the step gives from
 arguments counted as bound.
 
 Round a loop, ``:p`` must be written (as :func:`~._held_waits.surely_writes` says) on a way
-from the step back to it that passes an action step an instance may pass before it first
-reaches the step — that step acts again. A way a step on it stops first (its own guard
-forbids what is written by then) or a decision's rules turn aside is no way round. A loop
-straight back to the guarded step, through a wait or a decision, acts nothing again: the
-guard ending the loop there is what it is for (paid once), and nothing is said. Written on
-every way round or on one, it is a warning: whether an instance goes round is the world's.
+from the step back to it that passes an action step every way from the workflow's start to
+the step passes: every instance at the step has been through it, so it acts again. A way a
+step on it stops first (its own guard forbids what is written by then) or a decision's
+rules turn aside is no way round. A loop straight back to the guarded step, through a wait
+or a decision, acts nothing again: the guard ending the loop there is what it is for (paid
+once), and nothing is said; nor of a step only some ways in pass. Written on every way
+round or on one, it is a warning: whether an instance goes round is the world's.
 """
 
 from __future__ import annotations
@@ -206,7 +207,7 @@ class _Gates:
 @dataclass(frozen=True)
 class _Round:
     """A way round a loop from a guarded step back to it, on which what the guard forbids is
-    written after a step before the guard has acted again."""
+    written and, past a step every way to the guarded step passes, a step acts again."""
 
     tripped: list[URIRef]
     """What the guard forbids that is written on the way round."""
@@ -214,8 +215,11 @@ class _Round:
     """The steps, from the guarded step back to it."""
     ways: list[URIRef]
     """The predicate of each edge of ``route``."""
-    before: set[URIRef]
-    """The steps an instance may pass before it first reaches the guarded step."""
+    heads: set[URIRef]
+    """The steps every way from the workflow's start to the guarded step passes: the way
+    round comes back into the loop at the first."""
+    acting: set[URIRef]
+    """Those that are action steps: each acts again when a way round passes it."""
     every: bool
     """Every way round writes it, not only ``route``."""
 
@@ -223,25 +227,19 @@ class _Round:
 def _round_trip(guard: _Guard, wf: Workflow, gates: _Gates, held: set[URIRef]) -> _Round | None:
     """The shortest way round a loop of ``wf`` from ``guard``'s step back to it that writes
     what the guard forbids of the focus (:func:`~._held_waits.surely_writes`, of the steps
-    left by their ``horis:next``) and passes an action step an instance may pass before it
-    first reaches the guarded step: that step acts again, then the guard stops the instance.
-    Not a way a step or a rule on it stops or turns aside first (:class:`_Gates`; ``held``
-    is written on every way to the step already). A loop straight back to the step (through
-    a wait, a decision) acts nothing again: its guard stopping the instance there is what it
-    is for (paid once), and nothing is said. None too where ``wf`` does not reach the step."""
+    left by their ``horis:next``) and comes back through an action step every way to the
+    guarded step passes (:func:`_heads`): it acted on the way in, so it acts again, then
+    the guard stops the instance. Not a way a step or a rule on
+    it stops or turns aside first (:class:`_Gates`; ``held`` is written on every way to the
+    step already). A loop straight back to the step (through a wait, a decision) acts
+    nothing again: its guard stopping the instance there is what it is for (paid once), and
+    nothing is said. None too where ``wf`` does not reach the step."""
     step = guard.step.iri
-    before, reached, todo = set(), False, [wf.start]
-    while todo:
-        iri = todo.pop()
-        reached |= iri == step
-        if iri == step or iri in before or iri not in wf.steps:
-            continue
-        before.add(iri)
-        todo.extend(t for _, t in ways_out(wf.steps[iri]))
-    acting = {s for s in before if isinstance(wf.steps[s], ActionStep)}
-    if not reached or not acting:
+    heads = _heads(wf, step)
+    acting = {s for s in heads or () if isinstance(wf.steps[s], ActionStep)}
+    if not acting:
         return None
-    # a walk of (step, what is written of what the gates read, whether a step acted again)
+    # a walk of (step, what is written of what the gates read, whether a head acted again)
     start: _State = (step, frozenset(held & gates.read), False)
     came: dict[_State, tuple[_State, URIRef] | None] = {start: None}
     queue, back = [start], []
@@ -271,10 +269,36 @@ def _round_trip(guard: _Guard, wf: Workflow, gates: _Gates, held: set[URIRef]) -
         if at is not None:
             ways.insert(0, at[1])
     every = all(set(tripped) <= o for _, _, o in back)
-    return _Round(tripped, route, ways, before, every)
+    return _Round(tripped, route, ways, heads or set(), acting, every)
 
 
 _State = tuple[URIRef, frozenset[URIRef], bool]
+
+
+def _heads(wf: Workflow, step: URIRef) -> set[URIRef] | None:
+    """The steps other than ``step`` that every way from ``wf``'s start to it passes (its
+    dominators): a loop back to one of them enters again what every instance at ``step``
+    has been through. None where ``wf`` does not reach ``step``."""
+
+    def reached(without: URIRef | None) -> set[URIRef]:
+        seen, todo = set(), [wf.start]
+        while todo:
+            iri = todo.pop()
+            if iri != without and iri not in seen and iri in wf.steps:
+                seen.add(iri)
+                todo.extend(t for _, t in ways_out(wf.steps[iri]) if t != step)
+        return seen
+
+    if wf.start == step:
+        return set()  # nothing before it: a loop back to it is straight back
+    ahead = reached(None)  # every step a way to ``step`` may pass before it
+
+    def leads_in(steps: set[URIRef]) -> bool:
+        return any(t == step for s in steps for _, t in ways_out(wf.steps[s]))
+
+    if not leads_in(ahead):
+        return None
+    return {s for s in ahead if not leads_in(reached(s))}
 
 
 def _second_pass(
@@ -301,8 +325,8 @@ def _second_pass(
             if way == HORIS.next and surely_writes(steps[s]) & set(found.tripped)
         )
     )
-    back = next(i for i, s in enumerate(route) if i and s in found.before)
-    again = list(dict.fromkeys(name(s) for s in route[back:-1] if isinstance(steps[s], ActionStep)))
+    back = next(i for i, s in enumerate(route) if i and s in found.heads)
+    again = list(dict.fromkeys(name(s) for s in route[back:-1] if s in found.acting))
     return Hazard(
         guard.step.iri,
         f"{guard.forbids(said)}, which {by} writes on {'every' if found.every else 'one'} way "
