@@ -1,6 +1,6 @@
 """Reachability in the small directed graphs a load checks: a workflow's flow, a class hierarchy.
 
-Why not networkx: these five textbook walks are all the loader asks of a graph library, and
+Why not networkx: these six textbook walks are all the loader asks of a graph library, and
 importing networkx was ~120 ms of every command's start (a fifth of it), before a single
 definition was read. A graph here is a mapping from each node to its successors, in the order
 they were added, so every walk (and the loop a warning shows) is the same on every load.
@@ -12,7 +12,14 @@ from collections import deque
 from collections.abc import Hashable, Iterator, Mapping
 from typing import TypeVar
 
-__all__ = ["Digraph", "add_edge", "descendants", "shortest_path", "strongly_connected"]
+__all__ = [
+    "Digraph",
+    "add_edge",
+    "descendants",
+    "dominators",
+    "shortest_path",
+    "strongly_connected",
+]
 
 N = TypeVar("N", bound=Hashable)
 
@@ -36,6 +43,31 @@ def descendants(graph: Mapping[N, Mapping[N, None]], source: N) -> set[N]:
             seen.add(node)
             todo.extend(graph.get(node, ()))
     return seen
+
+
+def dominators(graph: Mapping[N, Mapping[N, None]], source: N) -> dict[N, set[N]]:
+    """For each node a path from ``source`` reaches, the nodes every path from ``source`` to it
+    passes, itself among them: the iterative data-flow walk, to a fixed point."""
+    order, seen = [source], {source}
+    for node in order:  # the list grows as it is walked: breadth first, each node once
+        for nxt in graph.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                order.append(nxt)
+    into: dict[N, list[N]] = {n: [] for n in order}
+    for node in order:
+        for nxt in graph.get(node, ()):
+            into[nxt].append(node)
+    dom = {n: set(order) for n in order}
+    dom[source] = {source}
+    changed = True
+    while changed:
+        changed = False
+        for node in order[1:]:
+            now = {node} | set.intersection(*(dom[p] for p in into[node]))
+            if now != dom[node]:
+                dom[node], changed = now, True
+    return dom
 
 
 def shortest_path(graph: Mapping[N, Mapping[N, None]], source: N, target: N) -> list[N] | None:

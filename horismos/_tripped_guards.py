@@ -41,8 +41,9 @@ from dataclasses import dataclass
 from rdflib import URIRef, Variable
 from rdflib.term import Node
 
+from ._digraph import Digraph, descendants, dominators
 from ._guard_writes import negated_groups
-from ._hazards import Hazard, path_text
+from ._hazards import Hazard, flow_graph, path_text
 from ._held_waits import Written, focus_read, plain_triples, surely_writes
 from ._model import ActionStep, DecisionStep, Step, Tool, Workflow, ways_out
 from ._preconditions import Precondition
@@ -69,6 +70,7 @@ def tripped_guards(
         if isinstance(step, ActionStep)
     }
     gates = _Gates.of(steps, guards)
+    flows = [_Flow.of(wf) for wf in sorted(workflows.values(), key=lambda w: str(w.iri))]
     for iri in sorted(held, key=str):
         said: set[URIRef] = set()  # one warning at each statement
         for guard in guards.get(iri, ()):
@@ -78,7 +80,7 @@ def tripped_guards(
                 found = _tripped(guard.forbidden & held[iri], writers, name)
                 hazard: Hazard | None = _first_pass(guard, found, name)
             else:
-                hazard = _second_pass(guard, workflows, gates, held[iri], name)
+                hazard = _second_pass(guard, flows, gates, held[iri], name)
             if hazard is not None:
                 said.add(guard.predicate)
                 yield hazard
@@ -224,19 +226,39 @@ class _Round:
     """Every way round writes it, not only ``route``."""
 
 
-def _round_trip(guard: _Guard, wf: Workflow, gates: _Gates, held: set[URIRef]) -> _Round | None:
-    """The shortest way round a loop of ``wf`` from ``guard``'s step back to it that writes
-    what the guard forbids of the focus (:func:`~._held_waits.surely_writes`, of the steps
-    left by their ``horis:next``) and comes back through an action step every way to the
-    guarded step passes (:func:`_heads`): it acted on the way in, so it acts again, then
-    the guard stops the instance. Not a way a step or a rule on
-    it stops or turns aside first (:class:`_Gates`; ``held`` is written on every way to the
-    step already). A loop straight back to the step (through a wait, a decision) acts
-    nothing again: its guard stopping the instance there is what it is for (paid once), and
-    nothing is said. None too where ``wf`` does not reach the step."""
-    step = guard.step.iri
-    heads = _heads(wf, step)
-    acting = {s for s in heads or () if isinstance(wf.steps[s], ActionStep)}
+_State = tuple[URIRef, frozenset[URIRef], bool]
+
+
+@dataclass(frozen=True)
+class _Flow:
+    """A workflow's flow, made once for every guard in it: each step's successors and the
+    steps every way from its start to it passes (:func:`~._digraph.dominators`)."""
+
+    wf: Workflow
+    graph: Digraph[URIRef]
+    passed: dict[URIRef, set[URIRef]]
+
+    @classmethod
+    def of(cls, wf: Workflow) -> _Flow:
+        graph = flow_graph({s.iri: s for s in wf.reachable()})
+        return cls(wf, graph, dominators(graph, wf.start))
+
+
+def _round_trip(guard: _Guard, flow: _Flow, gates: _Gates, held: set[URIRef]) -> _Round | None:
+    """The shortest way round a loop of ``flow``'s workflow from ``guard``'s step back to it
+    that writes what the guard forbids of the focus (:func:`~._held_waits.surely_writes`, of
+    the steps left by their ``horis:next``) and comes back through an action step every way
+    to the guarded step passes (:attr:`_Flow.passed`): it acted on the way in, so it acts
+    again, then the guard stops the instance. Not a way a step or a rule on it stops or
+    turns aside first (:class:`_Gates`; ``held`` is written on every way to the step
+    already). A loop straight back to the step (through a wait, a decision) acts nothing
+    again: its guard stopping the instance there is what it is for (paid once), and nothing
+    is said. None too where the workflow does not reach the step, or it is on no loop."""
+    step, wf = guard.step.iri, flow.wf
+    if step not in flow.passed or step not in descendants(flow.graph, step):
+        return None  # not reached, or on no loop: the usual case
+    heads = flow.passed[step] - {step}
+    acting = {s for s in heads if isinstance(wf.steps[s], ActionStep)}
     if not acting:
         return None
     # a walk of (step, what is written of what the gates read, whether a head acted again)
@@ -269,59 +291,30 @@ def _round_trip(guard: _Guard, wf: Workflow, gates: _Gates, held: set[URIRef]) -
         if at is not None:
             ways.insert(0, at[1])
     every = all(set(tripped) <= o for _, _, o in back)
-    return _Round(tripped, route, ways, heads or set(), acting, every)
-
-
-_State = tuple[URIRef, frozenset[URIRef], bool]
-
-
-def _heads(wf: Workflow, step: URIRef) -> set[URIRef] | None:
-    """The steps other than ``step`` that every way from ``wf``'s start to it passes (its
-    dominators): a loop back to one of them enters again what every instance at ``step``
-    has been through. None where ``wf`` does not reach ``step``."""
-
-    def reached(without: URIRef | None) -> set[URIRef]:
-        seen, todo = set(), [wf.start]
-        while todo:
-            iri = todo.pop()
-            if iri != without and iri not in seen and iri in wf.steps:
-                seen.add(iri)
-                todo.extend(t for _, t in ways_out(wf.steps[iri]) if t != step)
-        return seen
-
-    if wf.start == step:
-        return set()  # nothing before it: a loop back to it is straight back
-    ahead = reached(None)  # every step a way to ``step`` may pass before it
-
-    def leads_in(steps: set[URIRef]) -> bool:
-        return any(t == step for s in steps for _, t in ways_out(wf.steps[s]))
-
-    if not leads_in(ahead):
-        return None
-    return {s for s in ahead if not leads_in(reached(s))}
+    return _Round(tripped, route, ways, heads, acting, every)
 
 
 def _second_pass(
     guard: _Guard,
-    workflows: Mapping[URIRef, Workflow],
+    flows: list[_Flow],
     gates: _Gates,
     held: set[URIRef],
     name: Callable[[Node], str],
 ) -> Hazard | None:
     """The guard forbids what a way round a loop back to its step writes, after a step before
     it has acted again (:func:`_round_trip`, in the first workflow that has one)."""
-    for wf in sorted(workflows.values(), key=lambda w: str(w.iri)):
-        found = _round_trip(guard, wf, gates, held)
+    for flow in flows:
+        found = _round_trip(guard, flow, gates, held)
         if found is not None:
             break
     else:
         return None
-    me, route, steps = guard.me, found.route, wf.steps
+    me, route, steps = guard.me, found.route, flow.wf.steps
     said = ", ".join(name(p) for p in found.tripped)
     by = ", ".join(
         dict.fromkeys(
             name(s)
-            for s, way in zip(route, found.ways, strict=False)
+            for s, way in zip(route[:-1], found.ways, strict=True)
             if way == HORIS.next and surely_writes(steps[s]) & set(found.tripped)
         )
     )

@@ -1,7 +1,7 @@
 """The loader's graph walks (horismos/_digraph.py) against networkx, which they replace on the
 load's path (its import was a fifth of every command's start): on random graphs, self-loops,
 dangling edges and long chains included, the same reachability, the same shortest path
-lengths, the same strongly connected components."""
+lengths, the same strongly connected components, the same dominators."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from horismos._digraph import Digraph, add_edge, descendants, shortest_path, strongly_connected
+from horismos._digraph import (
+    Digraph,
+    add_edge,
+    descendants,
+    dominators,
+    shortest_path,
+    strongly_connected,
+)
 
 edges = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=40)
 
@@ -53,6 +60,22 @@ def test_strongly_connected_components_are_networkx_s(pairs: list[tuple[int, int
     found = list(strongly_connected(ours))
     expected = nx.strongly_connected_components(theirs)
     assert sorted(map(sorted, found)) == sorted(map(sorted, expected))
+
+
+@settings(max_examples=300, deadline=None)
+@given(edges)
+def test_dominators_are_networkx_s(pairs: list[tuple[int, int]]) -> None:
+    ours, theirs = both(pairs)
+    for source in sorted(ours):
+        idom = {source: source, **nx.immediate_dominators(theirs, source)}  # newer: no source
+        expected: dict[int, set[int]] = {}
+        for node in idom:
+            chain, at = {node}, node
+            while idom[at] != at:
+                at = idom[at]
+                chain.add(at)
+            expected[node] = chain
+        assert dominators(ours, source) == expected
 
 
 def test_a_flow_of_thousands_of_steps_in_a_line_is_walked_without_recursion() -> None:
