@@ -19,7 +19,11 @@ Narrowing, both ways:
 
 A server that does not start, a tool it lacks and a schema that refuses the contract are
 :class:`~horismos.NotSent`: the call never left. It counts as sent when ``tools/call`` is
-written, and as answered when a reply (a result or an MCP error) comes back.
+written, and as answered when a reply (a result or an MCP error) comes back. Over HTTP it is
+not sent while its POST is still connecting: a POST that could not connect (the server gone
+since the last call) is :class:`~horismos.Unreachable`, and the session is started again
+before the next call; one whose ``horis:timeout`` ran out before it connected was never sent
+and is stopped before it is (:mod:`.mcp_http`).
 """
 
 from __future__ import annotations
@@ -252,14 +256,22 @@ class McpSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
 
-        from .mcp_http import GATEWAY, UNREADABLE
+        from .mcp_http import GATEWAY, LEAVING, NOT_CONNECTED, UNREADABLE, Leaving
         from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
-        _attempt.sent()
+        leaving = Leaving()  # marked by an HTTP client as the call's POST goes (mcp_http)
+        token = LEAVING.set(leaving)
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as e:
+            if e.code == NOT_CONNECTED:  # its POST made no connection: nothing left
+                self.alive = False  # gone: the next call starts the session again
+                raise Unreachable(
+                    f"{self.describe()} could not be reached for the call to "
+                    f'"{name}": {e.message} (nothing was sent)'
+                ) from None
+            _attempt.sent()
             if e.code == GATEWAY:  # no answer of the server's: sent, not answered
                 raise ToolError(
                     f'{self.describe()}: the call to "{name}" was answered {e.message}'
@@ -289,12 +301,25 @@ class McpSession:
             raise ToolError(
                 f'{self.describe()} refused the call to "{name}": {e.message} (MCP error {e.code})'
             ) from None
-        except (asyncio.CancelledError, ToolError):
+        except asyncio.CancelledError:  # its horis:timeout, or the run stopped
+            if leaving.unsent:  # still connecting: stopped before its first byte
+                leaving.abandoned = True
+            else:
+                _attempt.sent()
+            raise
+        except ToolError:
+            _attempt.sent()
             raise
         except Exception as e:
+            _attempt.sent()
             raise ToolError(
                 f'{self.describe()}: the call to "{name}" failed: {_reason(e)}'
             ) from None
+        except BaseException:
+            _attempt.sent()
+            raise
+        finally:
+            LEAVING.reset(token)
         _attempt.answered()
         return result
 

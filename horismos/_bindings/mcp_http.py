@@ -4,9 +4,9 @@ The SDK reads a JSON answer whole (``response.aread()``) and buffers one server-
 to a fixed 1 MiB, whatever the tools bound to the server may return: a server answering with a
 huge or endless JSON body fills the process's memory before the binding's own size check runs,
 and an answer between 1 MiB and the binding's cap fails as a lost connection. This transport is
-the SDK's own (``streamable_http_client`` with the client ``create_mcp_http_client`` builds, so
-timeouts, headers and redirect handling are unchanged) with a response hook that wraps each
-response body before the SDK reads it:
+the SDK's own (``streamable_http_client`` with a client made as ``create_mcp_http_client`` makes
+it, from the SDK's own timeouts, so timeouts, headers and redirect handling are unchanged) with
+a response hook that wraps each response body before the SDK reads it:
 
 - a JSON body is held until it ends, at most ``limit`` bytes;
 - an event stream is passed on one whole event at a time (an event ends at a blank line), each
@@ -30,6 +30,26 @@ error :data:`UNREADABLE`, which :class:`~horismos._bindings.mcp.McpSession` turn
 :class:`~horismos.UnreadableAnswer`, as the HTTP binding does a 2xx it cannot read. A request
 answered 502 or 504 by a gateway in front of the server is answered with :data:`GATEWAY`, which
 the session takes for no answer at all (:mod:`.gateways`).
+
+A ``tools/call`` whose POST could not connect — the server gone between two calls (connection
+refused), a name that does not resolve, no TLS handshake, the connect timeout — never left
+this process: httpx2 raises ``ConnectError`` and ``ConnectTimeout`` only while it makes the
+connection, before any byte of the request is written. The SDK let the error end the whole
+transport, and the call read as "closed the connection during the call", sent with no answer,
+so a tool that is not idempotent was held in doubt for a call that reached no one. The client
+here answers that one request instead with the error :data:`NOT_CONNECTED`, which the session
+takes for :class:`~horismos.Unreachable` (and starts again before the next call). A request
+whose connection was made and then failed (reset, a read timeout) is untouched: it may have
+been read, and stays a call with no answer.
+
+A call whose ``horis:timeout`` runs out while its POST is still connecting (a host that drops
+the connection attempt: the SDK's own connect timeout is 30 s) never left either. The session
+hands each call a :class:`Leaving` (in :data:`LEAVING`: the SDK sends each request's POST in a
+copy of its caller's context), which this client marks when it is handed the POST and when the
+request's headers start to go out (httpx2's ``trace`` extension); a caller that gives up before
+then marks it abandoned, and the POST is stopped before its first byte if it connects later.
+The caller counts its call as sent unless its :class:`Leaving` says otherwise, so a POST never
+seen here (the SDK no longer passing the context on) is a call sent.
 """
 
 from __future__ import annotations
@@ -38,22 +58,55 @@ import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
 from .gateways import GATEWAY_FAILED, gateway_said
 from .mcp_stdio import TOO_LARGE
 
-__all__ = ["GATEWAY", "UNREADABLE", "capped_http_client"]
+__all__ = ["GATEWAY", "LEAVING", "NOT_CONNECTED", "UNREADABLE", "Leaving", "capped_http_client"]
 
 UNREADABLE = -32098
 """The JSON-RPC error code a request's unreadable 2xx answer is delivered as."""
 GATEWAY = -32097
 """The JSON-RPC error code a request answered by a gateway's failure (:mod:`.gateways`) is
 delivered as: the SDK made it "Server returned an error response", the server's refusal."""
+NOT_CONNECTED = -32096
+"""The JSON-RPC error code a ``tools/call`` whose POST could not connect is delivered as: it
+never left (see the module's doc)."""
+
+
+class Leaving:
+    """How far one ``tools/call``'s POST got, as the client sending it saw (module's doc)."""
+
+    seen = False
+    """This client was handed the POST."""
+    sent = False
+    """Its headers started to go out: from here on the server may act on it."""
+    abandoned = False
+    """Its caller gave up before it was sent: it is stopped before its first byte."""
+
+    @property
+    def unsent(self) -> bool:
+        """Provably never left: handed to this client, and never written."""
+        return self.seen and not self.sent
+
+
+LEAVING: ContextVar[Leaving | None] = ContextVar("horismos_mcp_leaving", default=None)
+"""The :class:`Leaving` of the call under way in this context, if any."""
+
+
+class _Abandoned(Exception):
+    """Its caller gave up on the call while its POST was connecting."""
+
+
+_UNCONNECTED = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, _Abandoned)
+"""Raised before a request is written: no connection was made (or none came free), or its
+caller gave up before it was."""
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
@@ -90,13 +143,56 @@ async def capped_http_client(
         else:
             response.stream = _CappedBody(response.stream, limit, response.request, success)
 
-    client = create_mcp_http_client(headers={**(headers or {}), "Accept-Encoding": "identity"})
+    client = _Client(
+        # create_mcp_http_client's timeouts, which makes a plain AsyncClient
+        timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+        headers={**(headers or {}), "Accept-Encoding": "identity"},
+    )
     client.event_hooks = {"request": [], "response": [cap]}
     async with (
         client,
         streamable_http_client(url, http_client=client, max_sse_event_size=limit) as streams,
     ):
         yield streams
+
+
+class _Client(httpx2.AsyncClient):
+    """The SDK's client, but a ``tools/call`` it could not connect for is answered with
+    :data:`NOT_CONNECTED` rather than raise: raised, the error ended the SDK's transport and
+    every call on it read as a lost connection (see the module's doc)."""
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        call = _calls(request)
+        leaving = LEAVING.get() if call else None
+        if leaving is not None:
+            leaving.seen = True
+
+            async def trace(event: str, info: Mapping[str, Any]) -> None:
+                if event.endswith(".send_request_headers.started"):
+                    if leaving.abandoned:
+                        raise _Abandoned("the call's caller gave up before it connected")
+                    leaving.sent = True
+
+            request.extensions["trace"] = trace
+        try:
+            return await super().send(request, **kwargs)
+        except _UNCONNECTED as e:
+            said = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            unsent = _error_for(request, 0, NOT_CONNECTED, said) if call else None
+            if unsent is None:  # the handshake's, the event stream's: the SDK's to handle
+                raise
+            return httpx2.Response(
+                200, headers={"content-type": "application/json"}, content=unsent, request=request
+            )
+
+
+def _calls(request: httpx2.Request) -> bool:
+    """Whether ``request`` is the POST of a ``tools/call``."""
+    try:
+        sent = json.loads(request.content) if request.method == "POST" else None
+    except (ValueError, httpx2.RequestNotRead):
+        return False
+    return isinstance(sent, dict) and sent.get("method") == "tools/call"
 
 
 async def _answer_with(response: httpx2.Response, error: bytes) -> None:

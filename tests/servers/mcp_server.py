@@ -134,6 +134,14 @@ def record(patient: str) -> dict[str, Any]:
     return {"queueRef": f"R-{os.getpid()}"}
 
 
+@server.tool()
+def record_then_die(patient: str) -> dict[str, Any]:
+    """The call arrives and acts (a ledger line), then the process exits before answering."""
+    with open(_option("--ledger"), "a", encoding="utf-8") as ledger:
+        ledger.write(f"record {patient}\n")
+    os._exit(3)
+
+
 def _option(name: str, default: str = "") -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 

@@ -1,0 +1,234 @@
+"""An MCP server reached over streamable HTTP that is gone between two calls: the second call
+never left, so it is not held in doubt.
+
+Each call is a POST on a session opened earlier. The SDK let the POST's connection error end
+its transport, and the call read as "closed the connection during the call": sent, no answer,
+so a tool that is not idempotent was held in doubt (OutcomeUnknown), and every later call on
+that subject was refused until a ``horismos tools reconcile``, for a call that reached no one.
+A POST that could not connect is now ``Unreachable`` (nothing was sent), and the session is
+opened again for the next call. A server that dies after a call reached it is still a call
+with no answer: held in doubt. Real processes: the SDK's server over HTTP on 127.0.0.1 (killed
+and started again on the same port), counting its starts and its one side effect in a ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from forked import horismos_forked
+from listening import MCP_SERVER, free_port, wait_listening
+from rdflib import Namespace
+
+from horismos import Agent, OutcomeUnknown, ToolTimeout, Unreachable, World
+
+EX = Namespace("http://example.org/mcp#")
+RECORDED = "record http://example.org/mcp#p1"
+
+DEFS = """\
+@prefix :      <http://example.org/mcp#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:Patient a owl:Class .
+:queueRef a owl:DatatypeProperty .
+:clinic a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .
+
+:t.record a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+    horis:binding "mcp://clinic/{record}" ; horis:timeout "10s" .
+:t.stop a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "python:stop" ; horis:idempotent true ; horis:timeout "30s" .
+
+:Flow a horis:Workflow ; horis:focusType :Patient ; horis:start :Record .
+:Record a horis:ActionStep ; horis:tool :t.record ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Stop .
+:Stop a horis:ActionStep ; horis:tool :t.stop ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Again .
+:Again a horis:ActionStep ; horis:tool :t.record ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+STOP = """\
+import os, signal, socket, time
+from pathlib import Path
+
+
+def stop(patient):
+    \"\"\"Kill the MCP server (its pid in server.pid) and wait until its port refuses.\"\"\"
+    pid, port = map(int, Path("server.pid").read_text().split())
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        except OSError:
+            return None
+        time.sleep(0.05)
+    raise RuntimeError("the MCP server still listens")
+"""
+
+
+@contextmanager
+def server(folder: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """The test MCP server over HTTP on ``port``, its side effects in ``folder``'s ledger,
+    its pid and port in ``server.pid``."""
+    proc = subprocess.Popen(
+        [sys.executable, str(MCP_SERVER), "--http", str(port),
+         "--ledger", str(folder / "ledger.txt")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(proc, port, "the MCP HTTP test server")
+        (folder / "server.pid").write_text(f"{proc.pid} {port}")
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def setup(folder: Path, port: int, record: str = "record") -> None:
+    (folder / "defs.ttl").write_text(DEFS.format(port=port, record=record))
+    (folder / "world.ttl").write_text("@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+    (folder / "tools.py").write_text(STOP)
+
+
+def recorded(folder: Path) -> list[str]:
+    path = folder / "ledger.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [line for line in lines if line != "start"]
+
+
+def test_a_server_gone_between_two_calls_is_not_sent_and_no_doubt_is_kept(tmp_path) -> None:
+    """A run calls ``t.record`` (not idempotent), kills the server, and calls it again on
+    the session it opened: the second call reports the server unreachable, nothing sent.
+    With the server back on its port, a ``tools call`` on the same patient, same store,
+    goes through with no reconcile: one more call in the ledger, not two."""
+    port = free_port()
+    setup(tmp_path, port)
+    store = ("--store", "oxigraph:store")
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=60)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    with server(tmp_path, port):
+        run = horismos_forked(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1",
+                              "--tools", "tools.py", timeout=120)
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said
+    assert ":Record  :t.record(patient=:p1)  completed" in run.stdout, said
+    assert "could not be reached for the call to \"record\"" in said, said
+    assert "(nothing was sent)" in said, said
+    assert "may have acted" not in said and "closed the connection" not in said, said
+    assert "Traceback" not in run.stderr
+    assert recorded(tmp_path) == [RECORDED]  # the second call reached no one
+
+    with server(tmp_path, port):  # back on the same port
+        again = horismos_forked(tmp_path, "tools", "call", "t.record", "defs.ttl", *store,
+                                "--args", '{"patient": ":p1"}', "--format", "json",
+                                timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(again.stdout)["status"] == "completed", again.stdout
+    assert recorded(tmp_path) == [RECORDED, RECORDED]
+
+
+def test_a_call_that_never_left_is_tried_again_by_horis_retries(tmp_path) -> None:
+    """The same in one process (``Agent.run``, then ``catalog.call``): a call that never left
+    is tried again under ``horis:retries``, though the tool is not idempotent — its retry
+    opens the session again, and finds the server still down — and is not held in doubt."""
+    port = free_port()
+    setup(tmp_path, port)
+    text = (tmp_path / "defs.ttl").read_text().replace(
+        'horis:timeout "10s" .', 'horis:timeout "10s" ; horis:retries 1 .', 1)
+    (tmp_path / "defs.ttl").write_text(text)
+    running: list[subprocess.Popen[bytes]] = []
+
+    def stop(patient: object) -> None:
+        running[0].kill()
+        running[0].wait()
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
+    world = World.from_files(tmp_path / "world.ttl")
+    with server(tmp_path, port) as proc:
+        running.append(proc)
+        run = agent.run(world, focus=EX.p1)
+    steps = run.instances[0].steps
+    assert [s.status for s in steps] == ["completed", "completed", "failed"], steps
+    error = steps[-1].error
+    assert isinstance(error, Unreachable), error
+    assert steps[-1].attempts == 2  # retried: it never left
+    assert recorded(tmp_path) == [RECORDED]
+    with server(tmp_path, port):
+        called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    assert called.status == "completed", called
+    assert recorded(tmp_path) == [RECORDED, RECORDED]
+
+
+def test_a_call_whose_timeout_runs_out_while_it_connects_is_not_held_in_doubt(tmp_path) -> None:
+    """The server's port is taken, between two calls, by a socket that never accepts (its
+    queue full, so each connection attempt hangs): the call's 2 s run out while its POST is
+    still connecting, well inside the SDK's 30 s connect timeout. It never left: a timeout,
+    not held in doubt, and with the server back the next call on the patient is made."""
+    port = free_port()
+    setup(tmp_path, port)
+    text = (tmp_path / "defs.ttl").read_text().replace(
+        'horis:timeout "10s" .', 'horis:timeout "2s" .', 1)
+    (tmp_path / "defs.ttl").write_text(text)
+    running: list[subprocess.Popen[bytes]] = []
+    held: list[socket.socket] = []
+
+    def stop(patient: object) -> None:
+        running[0].kill()
+        running[0].wait()
+        deaf = socket.socket()
+        deaf.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        deaf.bind(("127.0.0.1", port))
+        deaf.listen(0)
+        held.extend([deaf, socket.create_connection(("127.0.0.1", port))])  # queue full
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
+    world = World.from_files(tmp_path / "world.ttl")
+    try:
+        with server(tmp_path, port) as proc:
+            running.append(proc)
+            run = agent.run(world, focus=EX.p1)
+    finally:
+        for s in held:
+            s.close()
+    step = run.instances[0].steps[-1]
+    assert step.status == "timed_out", step
+    assert isinstance(step.error, ToolTimeout), step.error
+    assert not isinstance(step.error, OutcomeUnknown), step.error
+    assert recorded(tmp_path) == [RECORDED]
+    with server(tmp_path, port):
+        called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    assert called.status == "completed", called
+    assert recorded(tmp_path) == [RECORDED, RECORDED]
+
+
+def test_a_server_dying_after_a_call_reached_it_is_still_held_in_doubt(tmp_path) -> None:
+    """The guard: the call reaches the server, which acts and dies before it answers. That
+    call may have acted: held in doubt, and a later call on the patient, with the server back,
+    is refused until a reconcile."""
+    port = free_port()
+    setup(tmp_path, port, record="record_then_die")
+    text = (tmp_path / "defs.ttl").read_text().replace("horis:next :Stop ", "")
+    (tmp_path / "defs.ttl").write_text(text)
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": lambda patient: None})
+    world = World.from_files(tmp_path / "world.ttl")
+    with server(tmp_path, port):
+        run = agent.run(world, focus=EX.p1)
+    step = run.instances[0].steps[-1]
+    assert isinstance(step.error, OutcomeUnknown), step.error
+    assert recorded(tmp_path) == [RECORDED]
+    with server(tmp_path, port):
+        called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    assert called.status == "refused" and called.error is not None, called
+    assert called.error["kind"] == "outcome_unknown"
+    assert recorded(tmp_path) == [RECORDED]
