@@ -255,8 +255,12 @@ class ToolCalls(StepRecording):
                         )
                 except TimeoutError as e:
                     if isinstance(e, Expired) or (deadline is not None and deadline.expired()):
+                        within = f"within {tool.timeout:g}s (horis:timeout)"
                         last = ToolTimeout(
-                            f"{tool.name} did not answer within {tool.timeout:g}s (horis:timeout)",
+                            f"{tool.name} did not answer {within}"
+                            if attempt.sent  # else its binding had not got the call out yet
+                            else f"{tool.name} was not sent {within}: it never left (for an "
+                            "HTTP or MCP tool: no connection was made), so it did not act",
                             step=str(step.iri),
                             tool=str(tool.iri),
                         )

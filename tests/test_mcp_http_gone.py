@@ -205,6 +205,7 @@ def test_a_call_whose_timeout_runs_out_while_it_connects_is_not_held_in_doubt(tm
     assert step.status == "timed_out", step
     assert isinstance(step.error, ToolTimeout), step.error
     assert not isinstance(step.error, OutcomeUnknown), step.error
+    assert "t.record was not sent within 2s (horis:timeout): it never left" in str(step.error)
     assert recorded(tmp_path) == [RECORDED]
     with server(tmp_path, port):
         called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
