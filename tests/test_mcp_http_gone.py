@@ -78,17 +78,28 @@ def stop(patient):
 """
 
 
-@contextmanager
-def server(folder: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+def started(folder: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
     """The test MCP server over HTTP on ``port``, its side effects in ``folder``'s ledger,
     its pid and port in ``server.pid``."""
     proc = subprocess.Popen(
         [sys.executable, str(MCP_SERVER), "--http", str(port),
-         "--ledger", str(folder / "ledger.txt")],
+         "--ledger", str(folder / "ledger.txt"), *extra],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_listening(proc, port, "the MCP HTTP test server")
-        (folder / "server.pid").write_text(f"{proc.pid} {port}")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    (folder / "server.pid").write_text(f"{proc.pid} {port}")
+    return proc
+
+
+@contextmanager
+def server(folder: Path, port: int, *extra: str) -> Iterator[subprocess.Popen[bytes]]:
+    """:func:`started`, killed on leaving."""
+    proc = started(folder, port, *extra)
+    try:
         yield proc
     finally:
         proc.kill()
@@ -213,6 +224,40 @@ def test_a_call_whose_timeout_runs_out_while_it_connects_is_not_held_in_doubt(tm
     assert recorded(tmp_path) == [RECORDED, RECORDED]
 
 
+def test_a_server_started_again_that_no_longer_knows_the_session_is_opened_again(
+        tmp_path) -> None:
+    """A server of the protocol before 2026 (one session, by id) is started again between
+    two calls: it answers the next call 404, the session unknown, without acting on it. The
+    call was taken for the server refusing it, and the session stayed open, so every later
+    call of the run was refused the same. It is Unreachable now (nothing was done): the
+    retry opens a new session, and the call is made, once."""
+    port = free_port()
+    setup(tmp_path, port)
+    text = (tmp_path / "defs.ttl").read_text().replace(
+        'horis:timeout "10s" .', 'horis:timeout "10s" ; horis:retries 1 .', 1)
+    (tmp_path / "defs.ttl").write_text(text)
+    running: list[subprocess.Popen[bytes]] = []
+
+    def restart(patient: object) -> None:
+        running[-1].kill()
+        running[-1].wait()
+        running.append(started(tmp_path, port, "--legacy"))
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": restart})
+    world = World.from_files(tmp_path / "world.ttl")
+    try:
+        running.append(started(tmp_path, port, "--legacy"))
+        run = agent.run(world, focus=EX.p1)
+    finally:
+        for proc in running:
+            proc.kill()
+            proc.wait()
+    steps = run.instances[0].steps
+    assert [s.status for s in steps] == ["completed", "completed", "completed"], steps
+    assert steps[-1].attempts == 2  # the 404, then the call on a new session
+    assert recorded(tmp_path) == [RECORDED, RECORDED]
+
+
 def test_a_server_dying_after_a_call_reached_it_is_still_held_in_doubt(tmp_path) -> None:
     """The guard: the call reaches the server, which acts and dies before it answers. That
     call may have acted: held in doubt, and a later call on the patient, with the server back,
@@ -233,3 +278,24 @@ def test_a_server_dying_after_a_call_reached_it_is_still_held_in_doubt(tmp_path)
     assert called.status == "refused" and called.error is not None, called
     assert called.error["kind"] == "outcome_unknown"
     assert recorded(tmp_path) == [RECORDED]
+
+
+def test_a_call_sent_and_not_answered_in_time_is_still_held_in_doubt(tmp_path) -> None:
+    """The guard of the other side: a call whose POST went out (the server's ``slow`` takes
+    2 s) and whose 1 s ran out is a call that may have acted — held in doubt, however its
+    connection was made, and the next call on the patient is refused."""
+    port = free_port()
+    setup(tmp_path, port, record="slow")
+    text = (tmp_path / "defs.ttl").read_text().replace(
+        'horis:timeout "10s" .', 'horis:timeout "1s" .', 1).replace("horis:next :Stop ", "")
+    (tmp_path / "defs.ttl").write_text(text)
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": lambda patient: None})
+    world = World.from_files(tmp_path / "world.ttl")
+    with server(tmp_path, port):
+        run = agent.run(world, focus=EX.p1)
+        step = run.instances[0].steps[-1]
+        assert isinstance(step.error, OutcomeUnknown), step.error
+        assert "did not answer within 1s" in str(step.error)
+        called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    assert called.status == "refused" and called.error is not None, called
+    assert called.error["kind"] == "outcome_unknown"

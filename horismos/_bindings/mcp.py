@@ -23,7 +23,9 @@ written, and as answered when a reply (a result or an MCP error) comes back. Ove
 not sent while its POST is still connecting: a POST that could not connect (the server gone
 since the last call) is :class:`~horismos.Unreachable`, and the session is started again
 before the next call; one whose ``horis:timeout`` ran out before it connected was never sent
-and is stopped before it is (:mod:`.mcp_http`).
+and is stopped before it is; one answered 404 on a session the server no longer knows (it was
+started again) was refused unread: Unreachable too, and the session is started again
+(:mod:`.mcp_http`).
 """
 
 from __future__ import annotations
@@ -256,7 +258,14 @@ class McpSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
 
-        from .mcp_http import GATEWAY, LEAVING, NOT_CONNECTED, UNREADABLE, Leaving
+        from .mcp_http import (
+            GATEWAY,
+            LEAVING,
+            NOT_CONNECTED,
+            SESSION_GONE,
+            UNREADABLE,
+            Leaving,
+        )
         from .mcp_stdio import TOO_LARGE
 
         assert self._client is not None
@@ -270,6 +279,13 @@ class McpSession:
                 raise Unreachable(
                     f"{self.describe()} could not be reached for the call to "
                     f'"{name}": {e.message} (nothing was sent)'
+                ) from None
+            if e.code == SESSION_GONE:  # refused unread: the server is a new process
+                self.alive = False  # the next call opens a session it knows
+                raise Unreachable(
+                    f"{self.describe()} no longer knows this session (started again since "
+                    f'the last call?) and refused the call to "{name}" unread (404): '
+                    "nothing was done, and the session is opened again for the next call"
                 ) from None
             _attempt.sent()
             if e.code == GATEWAY:  # no answer of the server's: sent, not answered

@@ -42,6 +42,13 @@ takes for :class:`~horismos.Unreachable` (and starts again before the next call)
 whose connection was made and then failed (reset, a read timeout) is untouched: it may have
 been read, and stays a call with no answer.
 
+A server of the protocol before 2026 keeps a session by id; started again between two calls,
+it knows no such session and answers the next call 404, as the MCP spec bids, without acting
+on it. The SDK read that as the server refusing the call, and the session stayed open, so
+every later call of the run was refused the same. That answer is delivered as
+:data:`SESSION_GONE`, which the session takes for :class:`~horismos.Unreachable` (nothing
+done; ``horis:retries`` tries again) and starts again before the next call.
+
 A call whose ``horis:timeout`` runs out while its POST is still connecting (a host that drops
 the connection attempt: the SDK's own connect timeout is 30 s) never left either. The session
 hands each call a :class:`Leaving` (in :data:`LEAVING`: the SDK sends each request's POST in a
@@ -68,7 +75,15 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from .gateways import GATEWAY_FAILED, gateway_said
 from .mcp_stdio import TOO_LARGE
 
-__all__ = ["GATEWAY", "LEAVING", "NOT_CONNECTED", "UNREADABLE", "Leaving", "capped_http_client"]
+__all__ = [
+    "GATEWAY",
+    "LEAVING",
+    "NOT_CONNECTED",
+    "SESSION_GONE",
+    "UNREADABLE",
+    "Leaving",
+    "capped_http_client",
+]
 
 UNREADABLE = -32098
 """The JSON-RPC error code a request's unreadable 2xx answer is delivered as."""
@@ -78,6 +93,10 @@ delivered as: the SDK made it "Server returned an error response", the server's 
 NOT_CONNECTED = -32096
 """The JSON-RPC error code a ``tools/call`` whose POST could not connect is delivered as: it
 never left (see the module's doc)."""
+SESSION_GONE = -32095
+"""The JSON-RPC error code a ``tools/call`` answered 404 on a session is delivered as: the
+server does not know the session (restarted since, or it ended it), and per the MCP spec
+refuses the request unread (see the module's doc)."""
 
 
 class Leaving:
@@ -127,6 +146,11 @@ async def capped_http_client(
             failed = _error_for(response.request, limit, GATEWAY, gateway_said(status))
             if failed is not None:
                 await _answer_with(response, failed)
+                return
+        if status == 404 and "mcp-session-id" in response.request.headers:
+            gone = _error_for(response.request, limit, SESSION_GONE, "404, no such session")
+            if gone is not None and _calls(response.request):
+                await _answer_with(response, gone)
                 return
         if success and (status == 202 or not kind.startswith(_READ)):
             said = (

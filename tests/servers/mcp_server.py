@@ -5,6 +5,7 @@
     python tests/servers/mcp_server.py --http PORT --json   # answering each request in JSON
     python tests/servers/mcp_server.py --http PORT --sse    # in an event stream past 10 ms
     python tests/servers/mcp_server.py --http PORT --token VAR  # "Bearer $VAR" or 401
+    python tests/servers/mcp_server.py --http PORT --legacy  # no server/discover: a session id
 
 Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
 a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
@@ -214,6 +215,32 @@ if __name__ == "__main__":
                 await app(scope, receive, send)
 
             uvicorn.run(guarded, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        elif "--legacy" in extra:  # a server of before the 2026 protocol: one session, by id
+            import uvicorn
+
+            app = server.streamable_http_app(json_response="--json" in extra)
+
+            async def legacy(scope: Any, receive: Any, send: Any) -> None:
+                if scope["type"] != "http" or scope["method"] != "POST":
+                    await app(scope, receive, send)
+                    return
+                first = await receive()
+                if b'"server/discover"' in first.get("body", b""):  # unknown: the client
+                    asked = json.loads(first["body"])  # falls back to initialize
+                    error = {"code": -32601, "message": "Method not found"}
+                    body = json.dumps({"jsonrpc": "2.0", "id": asked["id"], "error": error})
+                    await send({"type": "http.response.start", "status": 200,
+                                "headers": [(b"content-type", b"application/json")]})
+                    await send({"type": "http.response.body", "body": body.encode()})
+                    return
+                given = iter([first])
+
+                async def again() -> Any:
+                    return next(given, None) or await receive()
+
+                await app(scope, again, send)
+
+            uvicorn.run(legacy, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
         else:
             asyncio.run(server.run_streamable_http_async(
                 host="127.0.0.1", port=int(sys.argv[2]), json_response="--json" in extra))
