@@ -19,8 +19,12 @@ INTERNALS = {
                "wording, reproduced by horismos/_shacl_report.py and _shacl_constraints.py",
     "mcp": "the private helpers of mcp.client.stdio (spawn, parse, drain, stop) that "
            "horismos/_bindings/mcp_stdio.py reuses to cap each message a stdio server sends, "
-           "and create_mcp_http_client of mcp.shared._httpx_utils that "
-           "horismos/_bindings/mcp_http.py builds the capped streamable HTTP client with",
+           "and the timeouts of mcp.shared._httpx_utils (MCP_DEFAULT_TIMEOUT, "
+           "MCP_DEFAULT_SSE_READ_TIMEOUT) that horismos/_bindings/mcp_http.py builds the "
+           "capped streamable HTTP client with, as create_mcp_http_client does; that client "
+           "also reads a call's context in the task the SDK sends its POST from (the SDK "
+           "passes the caller's on: tests/test_mcp_http_gone.py fails, the call held in "
+           "doubt, the day it does not)",
     "rdflib": "the private N-Triples quoting helpers of rdflib.plugins.serializers.nt in "
               "horismos/_stores/base.py and horismos/_stores/ox_terms.py, the attributes "
               "a Literal's constructor sets, set directly in horismos/_stamps.py, and the "
@@ -46,7 +50,7 @@ NAMES = {
     "mcp.client.stdio": ("_get_executable_command", "_create_platform_compatible_process",
                          "_parse_line", "_drain_stdout", "_WRITER_FLUSH_TIMEOUT",
                          "_stop_server_process", "_aclose_all", "get_default_environment"),
-    "mcp.shared._httpx_utils": ("create_mcp_http_client",),
+    "mcp.shared._httpx_utils": ("MCP_DEFAULT_TIMEOUT", "MCP_DEFAULT_SSE_READ_TIMEOUT"),
     "rdflib.plugins.serializers.nt": ("_quoteLiteral", "_quote_encode"),
     "rdflib.plugins.sparql.parser": ("Query", "expandUnicodeEscapes"),
     "rdflib.plugins.sparql.aggregates": (
