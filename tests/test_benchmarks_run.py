@@ -43,6 +43,8 @@ SMALLEST = [
     "bench_journal_rotation.py --triples 3000",
     "bench_limits.py --mb 2",
     "bench_load.py --copies 1 2",
+    "bench_load_small.py --stores oxigraph:PATH --sizes 300 600 --reps 2",
+    "bench_open_after_kill.py --sizes 300 600 --reps 1",
     "bench_preconditions.py --prescriptions 30 --rounds 1",
     "bench_replay.py --patients 10 --stores memory",
     "bench_run.py --patients 10 --no-shape-too",
