@@ -38,7 +38,7 @@ from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
-__all__ = ["Contradiction", "contradictions"]
+__all__ = ["Contradiction", "contradictions", "refusing"]
 
 _KINDS = {  # what each sh:nodeKind admits of what an effect writes: a node or a literal
     SH.IRI: {"node"},
@@ -340,3 +340,24 @@ def contradictions(
                     )
                 )
     return found
+
+
+def refusing(
+    g: Graph,
+    pshape: Node,
+    value: Node,
+    name: Callable[[Node], str],
+    misspelt: Callable[[Node], bool] = lambda _: False,
+    unheld: Callable[[Node], bool] = lambda _: False,
+    misled: Callable[[Node], bool] = lambda _: False,
+) -> str | None:
+    """What of property shape ``pshape`` refuses ``value`` as its path's one value (a fact a
+    person's answer would give: :mod:`._refused_answers`), in words; or None. Judged as a value
+    an effect fixes is, so the loader and the gate cannot disagree."""
+    if isinstance(value, Literal):
+        dt = value.datatype or (RDF.langString if value.language else XSD.string)
+        w = _Written("literal", dt, value)
+    else:
+        w = _Written("node", None, value)
+    forbidden = _forbids(g, pshape, w, name, misspelt, unheld, misled)
+    return None if forbidden is None else forbidden.why

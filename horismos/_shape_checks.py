@@ -29,11 +29,13 @@ from ._datatypes import (
     range_refusing,
     turtle_term,
 )
+from ._effect_shapes import refusing
 from ._errors import Problem
 from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import NearMiss, misbound, prefix_clashes
-from ._shacl import deactivated, path_properties, unended_list
+from ._refused_answers import refused_answers
+from ._shacl import deactivated, domain_targets, path_properties, superclasses_of, unended_list
 from ._shape_datatypes import datatype_slips
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
@@ -130,6 +132,32 @@ class ShapeChecks(ValueListChecks):
                 else f"write a term {u.vocabulary} defines",
                 at=(s, p, o),
             )
+
+    def check_refused_answers(self) -> None:
+        """A wait whose horis:until requires of ?this a value the domain shapes refuse as an
+        answer (:mod:`._refused_answers`): ``?this :changeStatus :Approved`` where the shape
+        lists ``sh:in ( :Scheduled :Deployed )``, or allows one status the step before wrote.
+        Resume refused the answer, and the instance waited for ever. At the property's line."""
+        if self.targets is None:
+            self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
+
+        def refuses(pshape: Node, value: Node) -> str | None:
+            misled = lambda ps: (w := self.wrong_listed(ps)) is not None and w.every  # noqa: E731
+            unheld, n = self.unheld_datatype, self.n
+            return refusing(self.g, pshape, value, n, self.unknown_datatype, unheld, misled)
+
+        for wait, r in refused_answers(
+            self.defs.steps,
+            self.defs.workflows,
+            self.g,
+            self.targets,
+            self.defs.classes_of,
+            refuses,
+        ):
+            severity, message, hint = r.words(self.n, self.sparql_term, bool(wait.timeout))
+            prop = re.escape(self.n(r.triple[1])), re.escape(str(r.triple[1]))
+            needle = rf"(?:{prop[0]}|<{prop[1]}>)(?![\w-])"
+            self.at_text(severity, needle, wait.iri, message, hint, (wait.iri, HORIS.until))
 
     def check_range_kinds(self) -> None:
         """An ``owl:ObjectProperty`` whose ``rdfs:range`` is a datatype, or an
