@@ -21,7 +21,7 @@ from rdflib.term import Node
 
 from ._vocab import HORIS
 
-__all__ = ["UnknownTerm", "unknown_terms"]
+__all__ = ["UnknownTerm", "undefined", "unknown_terms", "vocabulary_of"]
 
 _VOCABULARIES: tuple[tuple[str, str, frozenset[str]], ...] = (
     (str(RDF), "RDF", frozenset(RDF.__annotations__) | {"dirLangString", "reifies"}),
@@ -61,7 +61,7 @@ def unknown_terms(g: Graph) -> Iterator[UnknownTerm]:
         for place, term in enumerate((p, o)):
             if not isinstance(term, URIRef) or (term is o and p in _JUDGED):
                 continue
-            found = _vocabulary(term)
+            found = vocabulary_of(term)
             if found is None:
                 continue
             ns, _, known = found
@@ -72,12 +72,27 @@ def unknown_terms(g: Graph) -> Iterator[UnknownTerm]:
             if term not in first or (key, place) < first[term][:2]:
                 first[term] = (key, place, (s, cast(URIRef, p), o))
     for term, (_, _, statement) in sorted(first.items(), key=lambda kv: kv[1][:2]):
-        ns, name, known = cast("tuple[str, str, frozenset[str]]", _vocabulary(term))
-        close = difflib.get_close_matches(str(term)[len(ns) :], sorted(known), n=1, cutoff=0.7)
-        meant = URIRef(ns + close[0]) if close else None
+        name, meant = cast("tuple[str, URIRef | None]", undefined(term))
         yield UnknownTerm(statement, term, name, meant)
 
 
-def _vocabulary(term: URIRef) -> tuple[str, str, frozenset[str]] | None:
+def undefined(term: URIRef) -> tuple[str, URIRef | None] | None:
+    """The name of the closed vocabulary ``term`` is of, when it does not define it, and the
+    close term of it meant (None when none is close); None for a term it defines, or of
+    another namespace."""
+    found = vocabulary_of(term)
+    if found is None:
+        return None
+    ns, name, known = found
+    local = str(term)[len(ns) :]
+    if local in known or _MEMBER.fullmatch(local):
+        return None
+    close = difflib.get_close_matches(local, sorted(known), n=1, cutoff=0.7)
+    return name, (URIRef(ns + close[0]) if close else None)
+
+
+def vocabulary_of(term: URIRef) -> tuple[str, str, frozenset[str]] | None:
+    """The closed vocabulary ``term`` is of: its namespace, its name and the local names it
+    defines; None for a term of any other namespace."""
     text = str(term)
     return next((v for v in _VOCABULARIES if text.startswith(v[0])), None)

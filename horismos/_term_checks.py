@@ -19,6 +19,7 @@ from rdflib.graph import ReadOnlyGraphAggregate
 from rdflib.term import Node
 
 from ._builder_base import STANDARD_NAMESPACES
+from ._closed_pattern_terms import undefined_in_pattern
 from ._datatypes import turtle_term
 from ._define_patterns import PatternReading
 from ._errors import Problem
@@ -548,8 +549,6 @@ class TermChecks(PatternReading):
             unknown = _iris(algebra) - known
             negated = unknown - _iris(_without_not_exists(algebra)) if unknown else set()
             for term in sorted(unknown, key=str):
-                if str(term).startswith(STANDARD_NAMESPACES) or str(term).startswith(NS):
-                    continue
                 # in a FILTER NOT EXISTS alone, a term nothing holds makes the guard hold
                 # always: it never holds the step back (the step fires again, and again)
                 consequence = (
@@ -557,6 +556,9 @@ class TermChecks(PatternReading):
                     if term in negated
                     else "so the pattern cannot match"
                 )
+                if str(term).startswith(STANDARD_NAMESPACES) or str(term).startswith(NS):
+                    self.closed_pattern_term(term, known, owner, (holder, pred), consequence)
+                    continue
                 self.undeclared(
                     term,
                     owner,
@@ -566,6 +568,44 @@ class TermChecks(PatternReading):
                     at=(holder, pred, None),
                     in_text=(holder, pred),
                 )
+
+    def closed_pattern_term(
+        self,
+        term: URIRef,
+        known: set[URIRef],
+        owner: Node,
+        where: tuple[Node, URIRef],
+        consequence: str,
+    ) -> None:
+        """A term of a closed vocabulary a pattern names that it does not define
+        (:mod:`._closed_pattern_terms`): ``?this horis:risk :high``. A warning at its line,
+        kept with the terms declared nowhere (``--world`` drops it where the world states it)."""
+        slip = undefined_in_pattern(term)
+        if slip is None:
+            return
+        vocabulary, meant = slip
+        why = (
+            ": no loaded file uses it, the runtime writes only the terms it defines, and an "
+            "answer may write none"
+            if str(term).startswith(NS)
+            else ", and no loaded file uses it"
+        )
+        near = self.in_another_namespace(term, known - self.definition_nodes)
+        hint = near or (
+            f"did you mean {self.n(meant)}?" if meant is not None else "write the domain's own term"
+        )
+        name = self.n(term)
+        problem = self.placed_in_text(
+            "warning",
+            rf"{re.escape(name)}(?![\w-])|<{re.escape(str(term))}>",
+            owner,
+            f"{self.n(where[1])} uses {name}, which is not a term of {vocabulary}{why}, "
+            f"{consequence}",
+            hint,
+            where,
+        )
+        self.defs.undeclared.setdefault(term, []).append(problem)
+        self.problems.append(problem)
 
     def check_declared(
         self, node: Node, at: tuple[Node, URIRef, Node], so: str, known: Set[URIRef]
