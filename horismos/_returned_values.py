@@ -11,8 +11,9 @@ nothing imported, nothing called), made the literal the gate would make of it (i
 ``horis:type``, as :meth:`Gate._node <horismos._gate.Gate._node>` does), and held to the shapes
 that judge the effect's subject exactly as an effect's fixed ``horis:value`` is
 (:func:`~._effect_shapes.contradictions`, which runs the gate's own compiled checks). A value
-computed at the call (a variable, an f-string) is the gate's to judge; so is a constant under an
-assertion whose ``horis:type`` alone the shapes refuse: the loader says that already.
+computed at the call (a variable) is the gate's to judge — an f-string too, but where its fixed
+text alone is refused (:mod:`._formatted_returns`) — and so is a constant under an assertion
+whose ``horis:type`` alone the shapes refuse: the loader says that already.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ._bindings.function_source import Returned
 from ._definitions_model import Definitions
 from ._effect_shapes import contradictions
 from ._errors import Problem
+from ._formatted_returns import refused_formats
 from ._literals import typed_literal
 from ._model import Assertion, Tool
 from ._shacl import Targets, domain_targets, superclasses_of
@@ -81,13 +83,13 @@ def returned_value_problems(
     effect's subject refuses: an error when every ``return`` of the function writes a refused
     constant for it (every call acts, and lands nothing), else a warning."""
     effect = tool.effect
-    if effect is None or not any(r is not None and r.constants for r in returns):
+    if effect is None or not any(r is not None and (r.constants or r.formats) for r in returns):
         return []
     subject = next((a for a in tool.args if a.name == effect.subject), None)
     if subject is None or not subject.is_class:
         return []
     targets = domain_targets(defs.graph, superclasses_of(defs.subclasses))
-    refused: dict[URIRef, list[tuple[Returned, str | int | float, str]]] = {}
+    refused: dict[URIRef, list[tuple[Returned, str, str]]] = {}
     typed_refused: dict[URIRef, bool] = {}
     for r in (r for r in returns if r is not None):
         for key, v in r.constants:
@@ -97,7 +99,7 @@ def returned_value_problems(
                     f"it takes a node of {defs.name(a.type)} and {_said(v)} is no IRI nor "
                     "CURIE of the files' prefixes (it would land as text)"
                 )
-                refused.setdefault(a.property, []).append((r, v, text))
+                refused.setdefault(a.property, []).append((r, _said(v), text))
                 continue
             if a is None or (value := _landed(a, v)) is None:
                 continue
@@ -109,7 +111,21 @@ def returned_value_problems(
                 defs, tool, dataclasses.replace(a, value=value), subject.type, targets
             )
             if shapes:
-                refused.setdefault(a.property, []).append((r, v, shapes[0]))
+                refused.setdefault(a.property, []).append((r, _said(v), shapes[0]))
+        for key, before, after in r.formats:
+            a = effect.assertion(key, defs.expand)
+            if a is None or (a.property in refused and refused[a.property][-1][0] is r):
+                continue
+            if a.property not in typed_refused:  # its horis:type alone: said at load
+                typed_refused[a.property] = bool(_refusals(defs, tool, a, subject.type, targets))
+            if typed_refused[a.property]:
+                continue
+            for shape, pattern, why in refused_formats(
+                defs, tool, a, subject.type, targets, (before, after)
+            ):
+                said = f'shape {defs.name(shape)} requires sh:pattern "{pattern}", which {why}'
+                refused.setdefault(a.property, []).append((r, f'f"{before}{{…}}{after}"', said))
+                break
     problems = []
     for prop, hits in sorted(refused.items(), key=lambda kv: str(kv[0])):
         first, v, said = hits[0]
@@ -120,7 +136,7 @@ def returned_value_problems(
                 tool.iri,
                 f'binding "{tool.binding}" of {tool.name}: '
                 + ("its function returns " if every else "one of its function's returns gives ")
-                + f"{_said(v)} for {defs.name(prop)} ({first.where()}), but {said}: the gate "
+                + f"{v} for {defs.name(prop)} ({first.where()}), but {said}: the gate "
                 "rejects it after the call has acted, nothing of it landing",
                 f"return the node's IRI (or the argument that names it) for {defs.name(prop)}"
                 if said.startswith("it takes a node")

@@ -53,6 +53,9 @@ class Returned:
     file: Path
     line: int
     constants: tuple[tuple[str, str | int | float], ...] = ()
+    formats: tuple[tuple[str, str, str], ...] = ()
+    """The values written out as f-strings, by key: the text fixed before the first field and
+    after the last (``f"DEP-{n:04d}"``: ``("DEP-", "")``)."""
 
     def where(self) -> str:
         return f"{self.file.name}:{self.line}"
@@ -122,8 +125,43 @@ def returned(node: FunctionNode, file: Path, first: int = 1) -> list[Returned | 
     for r in _returns(node):
         keys = _dict_keys(r.value)
         line = first + r.lineno - 1
-        out.append(None if keys is None else Returned(keys, file, line, _constants(r.value)))
+        out.append(
+            None
+            if keys is None
+            else Returned(keys, file, line, _constants(r.value), _formats(r.value))
+        )
     return out
+
+
+def _named(value: ast.expr | None) -> list[tuple[str, ast.expr]]:
+    """The values of a dict written out (or of ``dict(key=…)``) with their keys."""
+    if isinstance(value, ast.Dict):
+        pairs = list(zip(value.keys, value.values, strict=True))
+        return [
+            (k.value, v)
+            for k, v in pairs
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
+    if isinstance(value, ast.Call):
+        return [(k.arg, k.value) for k in value.keywords if k.arg is not None]
+    return []
+
+
+def _formats(value: ast.expr | None) -> tuple[tuple[str, str, str], ...]:
+    """The values of a dict written out that are f-strings with a field, with their keys and
+    the text each fixes before its first field and after its last."""
+    found = []
+    for k, v in _named(value):
+        if not isinstance(v, ast.JoinedStr) or not any(
+            isinstance(x, ast.FormattedValue) for x in v.values
+        ):
+            continue
+        parts = v.values
+        head = next(i for i, x in enumerate(parts) if isinstance(x, ast.FormattedValue))
+        tail = max(i for i, x in enumerate(parts) if isinstance(x, ast.FormattedValue))
+        fixed = [x.value if isinstance(x, ast.Constant) else "" for x in parts]
+        found.append((k, "".join(map(str, fixed[:head])), "".join(map(str, fixed[tail + 1 :]))))
+    return tuple(found)
 
 
 def _constants(value: ast.expr | None) -> tuple[tuple[str, str | int | float], ...]:
