@@ -188,7 +188,7 @@ class Agent:
         focus: str | URIRef | None = None,
         *,
         all: bool = False,
-        trace: str | Path | None = None,
+        trace: str | Path | Trace | None = None,
         on_instance: Callable[[InstanceRun], None] | None = None,
         keep: bool = True,
         trace_snapshot: bool = False,
@@ -312,7 +312,7 @@ class Agent:
                 runner.header(
                     wf,
                     foci,
-                    world_digest=_digest(world),
+                    world_digest=_digest(world, runner.trace),
                     snapshot=world.snapshot() if trace_snapshot else None,
                 )
                 begun.now = True
@@ -331,7 +331,7 @@ class Agent:
                 await runner.aclose()
                 if worker is not None:
                     worker.leave()  # the focus's claim given back with the lease
-            runner.end(world_digest=_digest(world))
+            runner.end(world_digest=_digest(world, runner.trace))
             return Run(instances, runner.trace, dict(runner.counts))
 
     def runner(
@@ -537,7 +537,7 @@ class Agent:
                     await runner.check_bindings(wf)
                     if worker is not None:
                         await worker.hold(wf, waiting.focus)
-                    runner.header(wf, [waiting.focus], world_digest=_digest(world))
+                    runner.header(wf, [waiting.focus], world_digest=_digest(world, runner.trace))
                     begun.now = True
                     inst = await runner.resume_instance(waiting)
                 finally:
@@ -545,7 +545,7 @@ class Agent:
         finally:
             if worker is not None:
                 worker.leave()  # the focus's claim given back with the lease
-        runner.end(world_digest=_digest(world))
+        runner.end(world_digest=_digest(world, runner.trace))
         return Run([inst], runner.trace, dict(runner.counts))
 
 
@@ -573,7 +573,9 @@ def _not_waiting(defs: Definitions, stored: StoredInstance | None) -> None:
     )
 
 
-def _digest(world: World) -> str | None:
+def _digest(world: World, trace: Trace) -> str | None:
     """The world's digest for a trace; none for a store other processes write meanwhile,
-    where a run's start and end say nothing of its own work (``horismos digest`` checks it)."""
-    return None if world.store.shared else world.digest()
+    where a run's start and end say nothing of its own work (``horismos digest`` checks it),
+    nor for a trace kept nowhere (a ``run`` without ``--trace``): the store is not asked for
+    a digest it may not know (:mod:`horismos._stores.oxigraph`, after a killed process)."""
+    return None if world.store.shared or trace.kept_nowhere else world.digest()

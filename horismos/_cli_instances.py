@@ -9,6 +9,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rdflib import URIRef
@@ -38,6 +39,7 @@ from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
 from ._terms import PREFIXED_LOCAL, split_iri
+from ._trace import Trace
 from ._vocab import NS
 from ._world import World, holds_subject
 
@@ -262,7 +264,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
     with written_back(world, agent.definitions, args.out, out_format):
         for iid in due:
-            trace = None
+            trace: Path | Trace = Trace(kept=False)  # without --traces: no digest asked
             if traces is not None:
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
                 trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"

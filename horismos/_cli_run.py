@@ -45,6 +45,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stored_instances import find_instance, read_instance
 from ._stores import DEFAULT_STORE
+from ._trace import Trace
 from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
 from ._world import World, holds_subject
@@ -167,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     args.workflow,
                     args.focus,
                     all=args.all,
-                    trace=args.trace,
+                    trace=args.trace or Trace(kept=False),  # else no digest asked
                     on_instance=view.instance,
                     keep=not args.all,
                     trace_snapshot=args.trace_snapshot,
@@ -249,7 +250,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 world,
                 args.instance,
                 facts,
-                trace=args.trace,
+                trace=args.trace or Trace(kept=False),  # else no digest asked
                 allow=args.allow.split(","),
                 on_step=view.step,
             )

@@ -49,6 +49,7 @@ from ._policy import (
 from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
+from ._trace import Trace
 from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
 
@@ -427,7 +428,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 world,
                 approval=args.approval[0] if args.approval else None,
                 allow=allow,
-                trace=args.trace,
+                trace=args.trace or Trace(kept=False),  # else no digest asked
                 idempotency_key=key,
                 issued_only=True,
                 lent=lent,

@@ -74,7 +74,7 @@ from ._policy import (
 )
 from ._preconditions import why_blocked
 from ._stores import Change, Conflict
-from ._trace import drop_if_empty, own_file
+from ._trace import Trace, drop_if_empty, own_file
 from ._vocab import HORIS, NS, PROV
 from ._world import holds_subject
 
@@ -271,7 +271,7 @@ class ServedTools:
                 self.world,
                 approval=None,
                 allow=self.allow,
-                trace=trace,
+                trace=trace or Trace(kept=False),  # else no digest asked
                 take_approval=None if fp is None else lambda: self._take(fp, tool, key),
                 idempotency_key=key,
             )
@@ -453,7 +453,7 @@ class ServedTools:
                         args["workflow"],
                         args["focus"],
                         allow=self.allow,
-                        trace=trace,
+                        trace=trace or Trace(kept=False),  # no digest asked
                         again=args.get("again", False),
                     )
             except (UsageError, ToolError) as e:  # ToolError: a binding, or a proposal's

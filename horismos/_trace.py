@@ -306,6 +306,13 @@ class Trace:
             raise
 
     @property
+    def kept_nowhere(self) -> bool:
+        """Written to no file and keeping no event but the header (``kept=False``): nothing
+        can replay or check it, so a run or a call does not ask the world's digest for it
+        (on ``oxigraph:PATH`` after a killed process, a pass over the whole world)."""
+        return not self._kept
+
+    @property
     def events(self) -> list[dict[str, Any]]:
         """Every event so far; a streamed trace reads them back from its file."""
         if not self._kept:
