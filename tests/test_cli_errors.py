@@ -67,9 +67,9 @@ def test_a_digest_the_store_cannot_write_on_closing_is_said_once_in_words(
     assert "horismos run: error: the store at st could not write its digest on closing (" in (
         said[-1]), said
     assert said[-1].count("horismos") == 1, said[-1]
-    assert said[-1].endswith("what was committed stays, and the next command that opens it "
-                             "recomputes the digest once: lift the limit (ulimit -f) or write "
-                             "to another disk, then run the command again\n")
+    assert said[-1].endswith("what was committed stays, and the next command that asks for "
+                             "its digest recomputes it once: lift the limit (ulimit -f) or "
+                             "write to another disk, then run the command again\n")
     digest = horismos("digest", "--store", "oxigraph:st", "--check", cwd=tmp_path)
     assert digest.returncode == 0, digest.stdout + digest.stderr
 

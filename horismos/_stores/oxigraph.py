@@ -15,8 +15,22 @@ The digest is kept in the object, its lines folded in batches when it is read
 disk it is also written into the store (graph ``urn:horismos:runtime:digest``) every 1,000
 commits, after each load and on close, each time followed by a flush; the first write after
 that removes it again before anything else lands. So the stored digest is either absent or
-true: a process that dies between two such points leaves none, and the store recomputes it (one
-pass) when it next opens. Why not replace it in every commit's own update: each value is a new
+true: a process that dies between two such points (SIGKILL, the OOM killer) leaves none.
+
+The next process to open the store then does not know the digest, and opens at once all the
+same: it computes it (one pass over the store, ~20 s at 1,000,000 triples) only when it is
+first read (:meth:`digest`, :meth:`check_digest`, :meth:`rebase_digest`), and writes it into
+the store at once, so the process after opens knowing it. Read by ``horismos digest``; by a
+``run``, ``resume`` or ``tools call`` with ``--trace`` (the trace's header), ``wake --traces``
+and ``serve --trace-dir``; by a Python caller's run or call with a trace it keeps. Not read by
+a ``worker`` task, ``instances``, nor those without a trace (:attr:`Trace.kept_nowhere
+<horismos._trace.Trace.kept_nowhere>`). Until it is read, commits count no line (the
+recompute reads the store as it then is, what they wrote included), an update that is not
+data alone is not followed by a recompute, the 1,000-commit mark and the close flush and
+write no digest (none stays stored: the next open knows it does not know it, never a wrong
+one), and a load tells an empty store by one lookup per graph.
+
+Why not replace the stored digest in every commit's own update: each value is a new
 2.7 KB string, which RocksDB keeps forever — measured, +6.6 MB on disk per 1,000 commits and
 commits growing from 0.8 to 5.5 ms. The periodic flush also bounds RocksDB's write-ahead log,
 which otherwise grew ~3 MB per 1,000 commits until the process exited.
@@ -30,6 +44,7 @@ before it runs, :mod:`.user_update`.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import re
 import signal
 import sys
@@ -132,6 +147,7 @@ class OxigraphStore(Store):
         self._lock = threading.RLock()
         self._texts: dict[str, str] = {}
         self._tally = Tally()  # the digest, lines folded in batches
+        self._known = True  # the tally holds the digest; on disk, not until read if none kept
         self._persisted = False  # the stored digest is there (and true)
         self._commits = 0  # since it was last written
         self._schema_mark = 0  # moved by each write that may change the type rules
@@ -146,9 +162,10 @@ class OxigraphStore(Store):
             if kept:
                 self._tally.reset(Digest.from_text(cast(ox.Literal, kept[0].object).value))
                 self._persisted = True
-            else:  # new, or the last process died between two writes of it: recompute once
-                self._tally.reset(self.recompute_digest())
+            elif next(iter(self._store), None) is None:  # new: the empty set's
                 self._persist()
+            else:  # the last process died between two writes of it: recomputed when read
+                self._known = False
             atexit.register(self.close_at_exit)  # a process that never closes it still writes it
 
     # -- reads ----------------------------------------------------------------------------
@@ -366,10 +383,34 @@ class OxigraphStore(Store):
 
     def digest(self) -> Digest:
         with self._lock:
-            return self._tally.value()
+            return self._kept_digest()
+
+    def _kept_digest(self) -> Digest:
+        """The tally's digest; one not known (a store on disk opened without one) recomputed
+        first, under the lock (the store as it is now, every commit since open in it), and
+        written into the store at once, so the next process opens it known."""
+        if not self._known:
+            self._tally.reset(self.recompute_digest())
+            self._known = True
+            # an economy for the next open: a disk refusing it leaves none stored (or, the
+            # write landed and not the flush, a true one the next commit removes)
+            with contextlib.suppress(OSError):
+                self._persist()
+        return self._tally.value()
+
+    def check_digest(self) -> tuple[Digest, Digest]:
+        """As :meth:`Store.check_digest`; one not known is recomputed once, and is both."""
+        with self._lock:
+            if not self._known:
+                found = self._kept_digest()
+                return found, found
+            return self._tally.value(), self.recompute_digest()
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         with self._lock:
+            if not self._known:  # recomputed to be known: that is the rebased one
+                found = self._kept_digest()
+                return found, found
             kept, recomputed = self._tally.value(), self.recompute_digest()
             if not only_if_equal or kept == recomputed:
                 self._tally.reset(recomputed)
@@ -397,14 +438,19 @@ class OxigraphStore(Store):
                 signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _persist(self) -> None:
-        """Write the kept digest into the store (replacing any), then flush."""
-        self._store.update(
-            f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }};\n"
-            f"INSERT DATA {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} "
-            f'"{self._tally.value().to_text()}" }} }}'
-        )
+        """Write the kept digest into the store (replacing any), then flush; one not known
+        is not written (none stays stored, so the next open knows it is not) nor recomputed
+        (a close stays quick): the store is only flushed. Marked stored before the write, so
+        that should the flush fail after the write landed, the next commit removes it."""
+        if self._known:
+            self._persisted = True
+            self._store.update(
+                f"DELETE WHERE {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} ?v }} }};\n"
+                f"INSERT DATA {{ GRAPH {_DIGEST_GRAPH} {{ {_DIGEST_NODE} {_LTHASH} "
+                f'"{self._tally.value().to_text()}" }} }}'
+            )
         self._store.flush()
-        self._persisted, self._commits = True, 0
+        self._commits = 0
 
     def _unpersist(self) -> None:
         """Remove the stored digest before a write lands, so it is never stale."""
@@ -491,7 +537,8 @@ class OxigraphStore(Store):
                 if not self._on_disk:
                     raise
                 raise self._refused("a commit", e, "nothing of it landed") from None
-            self._tally.move(plus, minus)
+            if self._known:  # else the recompute, when asked, reads what landed
+                self._tally.move(plus, minus)
             if not self._on_disk:
                 if self._live is not None:
                     self._live += len(added) - len(removed)
@@ -604,7 +651,7 @@ class OxigraphStore(Store):
             except (SyntaxError, RuntimeError, OSError) as e:  # as every store says it
                 raise StoreError(f"the update was refused, and wrote nothing: {e}") from None
             self._schema_mark += 1  # whatever it wrote
-            if not runtime_only:
+            if not runtime_only and self._known:  # one not known stays so: read when asked
                 self._tally.reset(self.recompute_digest())
                 if self._on_disk:
                     self._persist()
@@ -640,9 +687,7 @@ class OxigraphStore(Store):
             self._behind = None  # written straight into the store: no copy can follow it
             if self._on_disk:  # none rather than wrong if this process dies part-way
                 self._unpersist()
-            empty = not self._tally.value() and not any(
-                True for q in self._store if not is_runtime(q.graph_name)
-            )
+            empty = not self._holds_world()
             try:
                 if not empty:  # counted as they land: len() of a store on disk reads it all
                     return self._load_checked(path, progress)
@@ -651,11 +696,22 @@ class OxigraphStore(Store):
                     self._load_whole(path, progress)
                 finally:
                     self._tally.reset(self.recompute_digest())
+                    self._known = True
                 self._live = len(self._store)
                 return self._live - before
             finally:
                 if self._on_disk:
                     self._persist()
+
+    def _holds_world(self) -> bool:
+        """Whether the store holds a quad outside the runtime graphs: a known digest other
+        than the empty set's says so at once; else one lookup per graph, never a pass over
+        the world (a digest not known is not computed for it)."""
+        if self._known and self._tally.value():
+            return True
+        store = self._store
+        graphs = [ox.DefaultGraph(), *(g for g in store.named_graphs() if not is_runtime(g))]
+        return any(next(iter(store.quads_for_pattern(None, None, None, g)), None) for g in graphs)
 
     def _load_whole(self, path: Path, progress: Progress | None) -> None:
         fmt = file_format(path)
@@ -685,7 +741,8 @@ class OxigraphStore(Store):
             new = [q for q in normalised(chunk) if q not in self._store]
             if new:
                 self._store.extend(new)
-                self._tally.move([ox_line(q) for q in new], ())
+                if self._known:  # else the recompute, when asked, reads them
+                    self._tally.move([ox_line(q) for q in new], ())
                 added += len(new)
         return added
 
@@ -700,21 +757,22 @@ class OxigraphStore(Store):
         try:
             if self._on_disk and "_store" in self.__dict__:
                 with self._lock:
+                    writes = self._known and not self._persisted  # else only flushed
                     try:
-                        if self._persisted:
-                            self._store.flush()
-                        else:
+                        if writes:
                             self._persist()  # flushes
+                        else:
+                            self._store.flush()
                     except OSError as e:
                         disk = written(e)  # what a full disk and a size limit need differs
                         hint = disk[1] if disk else "check that the store's disk answers"
                         then = (
-                            "what was committed stays"
-                            if self._persisted
-                            else "what was committed stays, and the next command that opens "
-                            "it recomputes the digest once"
+                            "what was committed stays, and the next command that asks for "
+                            "its digest recomputes it once"
+                            if writes
+                            else "what was committed stays"
                         )
-                        what = "flush" if self._persisted else "write its digest"
+                        what = "write its digest" if writes else "flush"
                         raise StoreError(
                             f"the store at {self.path} could not {what} on closing ({e}); "
                             f"{then}: {hint}"
