@@ -18,7 +18,7 @@ that removes it again before anything else lands. So the stored digest is either
 true: a process that dies between two such points (SIGKILL, the OOM killer) leaves none.
 
 The next process to open the store then does not know the digest, and opens at once all the
-same: it computes it (one pass over the store, ~20 s at 1,000,000 triples) only when it is
+same: it computes it (one pass over the store, 12-20 s at 1,000,000 triples) only when it is
 first read (:meth:`digest`, :meth:`check_digest`, :meth:`rebase_digest`), and writes it into
 the store at once, so the process after opens knowing it. Read by ``horismos digest``; by a
 ``run``, ``resume`` or ``tools call`` with ``--trace`` (the trace's header), ``wake --traces``
