@@ -18,10 +18,12 @@ kept, and :class:`Hydrated` says so (``kept``).
 
 It reads the store only to find what a projection replaces (through ``outgoing``, a read a
 run records), so the runner can land an accepted commit's new projection the same way: an
-adapter step's and a catalog call's alike (:func:`land_projections`). Read again, a projection
-another writer landed meanwhile at a version neither the commit's own nor the one it replaced
-is newer than the commit (the system of record made the commit's version from the one it
-replaced, and a hydration keeps what is newer than its reads): it is kept.
+adapter step's and a catalog call's alike (:func:`land_projections`). A stored projection at a
+version neither the commit's own nor the one the commit was made from (its ``If-Match``;
+unknown, the one the landing first read) is newer than the commit (the system of record made
+the commit's version from that one, and a hydration keeps what is newer than its reads): it
+is kept, whether the landing finds it at its first read (landed between the remote answer and
+that read) or reads it again after a conflict.
 """
 
 from __future__ import annotations
@@ -241,26 +243,49 @@ def _versions(quads: Iterable[Quad]) -> dict[URIRef | None, str]:
     return {g: str(o) for s, p, o, g in quads if p == HORIS.sourceVersion and s == g}
 
 
+def _newer(
+    stored: Iterable[Quad], ours: Mapping[URIRef | None, str], since: Mapping[URIRef | None, str]
+) -> set[URIRef | None]:
+    """The projection graphs ``stored`` holds at a version neither ``ours`` (the commit's)
+    nor ``since`` (the one the commit was made from): newer than the commit. Versions are
+    opaque, compared only for equality; a graph with no ``since`` is not known to be newer."""
+    return {
+        g
+        for g, v in _versions(stored).items()
+        if g in ours and g in since and v not in (since[g], ours[g])
+    }
+
+
 def land_projections(
     store: Store,
     land: Callable[[list[Quad], list[Quad], tuple[Quad, ...], tuple[Quad, ...]], object],
     remove: Sequence[Quad],
     add: Sequence[Quad],
+    made_from: Mapping[URIRef, str] | None = None,
 ) -> None:
     """Land ``add`` in place of ``remove`` (an accepted commit's projections and what it read
     they replace, beside any other quads) through ``land(add, remove, expect, absent)``, each
     projection conditional on the one it read (:func:`landing_guard`).
 
+    ``made_from``: the version each projection graph's commit was made from (the ``If-Match``
+    it was sent with), where known. A projection stored at a version neither ``add``'s nor the
+    one its commit was made from (unknown: the one first read) is newer than this commit: it
+    is kept, and ``add``'s for it left out. That is decided on what was first read (read after
+    the remote answer, it may already be newer) and again on each re-read; where neither a
+    ``made_from`` nor a first read says which version the commit replaced, nothing says which
+    is newer, and ``add``'s lands.
+
     On a :class:`Conflict` the replaced projections are read again (:func:`reread`) and it
-    lands again; only ``land`` is called again, so the remote commit is never made twice. A
-    projection read again at a version neither ``add``'s nor the one first read is newer than
-    this commit: it is kept, and ``add``'s for it left out (where none was read first, nothing
-    says which is newer, and ``add``'s lands). The last try lands unguarded; a Conflict of
-    what ``land`` guards itself (an instance's version) is raised when no projection is
-    guarded."""
-    add, remove = list(add), list(remove)
+    lands again; only ``land`` is called again, so the remote commit is never made twice. The
+    last try lands unguarded; a Conflict of what ``land`` guards itself (an instance's
+    version) is raised when no projection is guarded."""
+    ours = _versions(add)
+    since = _versions(remove)  # what each commit replaced: the version it was made from,
+    since.update((g, v) for g, v in (made_from or {}).items())  # else the one first read
+    newer = _newer(remove, ours, since)
+    add = [q for q in add if q[3] not in newer]
+    remove = [q for q in remove if q[3] not in newer]
     expect, absent = landing_guard(remove, add)
-    first, ours = _versions(remove), _versions(add)
     for tries in reversed(range(TRIES)):
         try:
             land(add, remove, expect, absent)
@@ -269,11 +294,7 @@ def land_projections(
             if not (expect or absent):
                 raise
             remove = reread(store, remove, add)
-            newer = {
-                g
-                for g, v in _versions(remove).items()
-                if g in ours and g in first and v not in (first[g], ours[g])
-            }
+            newer = _newer(remove, ours, since)
             add = [q for q in add if q[3] not in newer]
             remove = [q for q in remove if q[3] not in newer]
             expect, absent = landing_guard(remove, add) if tries > 1 else ((), ())
