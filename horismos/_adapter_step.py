@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -73,7 +73,7 @@ from ._scopes import covers, needed_for
 from ._stores import Store
 from ._vocab import HORIS
 
-__all__ = ["AdapterCommit", "CommitOutcome", "StepHost", "check_scopes"]
+__all__ = ["AdapterCommit", "CommitOutcome", "StepHost", "check_scopes", "made_from"]
 
 Quad = tuple[Node, Node, Node, URIRef | None]  # as a Change takes them
 
@@ -334,6 +334,25 @@ class AdapterCommit:
             self.outcome.add += projection_quads(
                 self.adapter.iri, self.adapter.base_url, res, at, r.location, self.activity
             )
+
+
+def made_from(tool: Tool | None, receipts: Iterable[Mapping[str, Any]]) -> dict[URIRef, str]:
+    """The version each accepted update of ``tool``'s was made from (the ``If-Match`` it was
+    sent with), by the projection graph it replaces; as the step records its ``receipts``.
+
+    Its landing reads the projection it replaces only after the system of record answered: a
+    projection stored then at a version neither this one nor the commit's own is newer, landed
+    meanwhile (:func:`horismos._hydrate.land_projections` keeps it). A create, or an update of
+    a resource the world had no projection of, was made from no known version: not named."""
+    if tool is None or tool.adapter is None:
+        return {}
+    out: dict[URIRef, str] = {}
+    for r in receipts:
+        ref, base = str(r.get("ref") or ""), r.get("expected_version")
+        if r.get("outcome") == "accepted" and base is not None and ref.count("/") == 1:
+            kind, rid = ref.split("/")
+            out[projection_graph(resource_iri(tool.adapter.base_url, kind, rid))] = str(base)
+    return out
 
 
 def _path(url: str) -> str:

@@ -19,6 +19,7 @@ from rdflib import RDF, Literal, URIRef
 from rdflib.term import Node
 
 from ._action_steps import ActionSteps
+from ._adapter_step import made_from
 from ._bindings.reach import hosts_of
 from ._definitions import Definitions
 from ._errors import InstanceFailed, NotSent, RunError, StepBudgetExceeded, ToolError
@@ -237,9 +238,10 @@ class Runner(ActionSteps):
 
         try:
             # an adapter commit's projections land as a step's do (_finish_step): each only on
-            # what it replaces, read again when a hydration or a step replaced it meanwhile;
-            # the remote commit is never made again
-            land_projections(self.store, land, dropped, pending)
+            # what it replaces, read again when a hydration or a step replaced it meanwhile,
+            # and none newer than the version it was made from is landed over; the remote
+            # commit is never made again
+            land_projections(self.store, land, dropped, pending, made_from(tool, rec.receipts))
         except StoreError as e:  # the store went away with the call made: say so
             raise unrecorded(e, rec, tool) from None
         if landed is not None and rec.status == "completed":

@@ -15,6 +15,7 @@ from typing import Any, cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._adapter_step import made_from
 from ._hydrate import land_projections
 from ._model import ActionStep, Tool
 from ._records import InstanceRun, StepRecord
@@ -141,6 +142,7 @@ class StepRecording(RunnerState):
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = version_guard(old)  # lands only on that version
         fresh = (rec.graph,) if rec.graph is not None else ()
+        tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
 
         def land(add: list[tuple], remove: list[tuple], expect: tuple, absent: tuple) -> None:
             self.world.commit(
@@ -158,12 +160,12 @@ class StepRecording(RunnerState):
                 land(pending, dropped, (), ())
             else:
                 # an adapter commit's projections land only on what they replace (or on none),
-                # read again when another writer (a hydration) replaced one meanwhile: the
-                # remote commit was accepted, and is never made again. Every try keeps the
+                # read again when another writer (a hydration) replaced one meanwhile, and
+                # none found newer than the version its commit was made from is landed over:
+                # the remote commit was accepted, and is never made again. Every try keeps the
                 # instance's version guard, whose Conflict is the runner's (drive)
-                land_projections(self.store, land, dropped, pending)
+                land_projections(self.store, land, dropped, pending, made_from(tool, rec.receipts))
         except StoreError as e:  # the store went away with the call made: say so
-            tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
             raise unrecorded(e, rec, tool) from None
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0

@@ -290,3 +290,64 @@ def test_a_catalog_call_lands_over_an_older_read_hydrated_meanwhile(
     assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
         "completed"]
     assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+
+
+def newer_before_the_landing_reads(agent: Agent, world: World, fhir: FhirServer,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the commit is accepted (version 2) and before its landing reads the stored
+    projection it replaces, another client updates the resource (version 3) and a hydration
+    lands that: what the landing first reads is already newer than its commit."""
+    real = adapter_module.replaced
+
+    def hydration() -> None:
+        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
+        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+        assert h.version == "3" and not h.kept
+
+    other = only_once(hydration)
+
+    def replaced(*args: Any) -> Any:
+        other()  # version 3 lands before the landing has read anything ...
+        return real(*args)  # ... so it reads version 3, not the version 1 it replaced
+
+    monkeypatch.setattr(adapter_module, "replaced", replaced)
+
+
+def test_a_newer_projection_landed_before_an_adapter_step_reads_it_is_kept(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step's commit was made from version 1 (If-Match) and accepted as version 2; version
+    3 was landed before its landing read the stored projection. Read first, version 3 raised
+    no conflict and the step landed its version 2 over it: the world went back a version.
+    Neither the version the commit was made from nor its own, version 3 is newer: kept."""
+    agent, world = setup(tmp_path, fhir)
+    newer_before_the_landing_reads(agent, world, fhir, monkeypatch)
+    trace = tmp_path / "run.jsonl"
+    run = agent.run(world, ":Complete", URIRef(f"{fhir.base}/Patient/p1"), allow=ALLOW,
+                    trace=trace)
+    assert run.status == "completed", run.error
+    (receipt,) = run.steps[0].receipts
+    assert receipt["outcome"] == "accepted" and receipt["expected_version"] == "1"
+    assert len(fhir.writes()) == 1  # the remote commit was made once, never again
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["3"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "on-hold"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
+    sent = len(fhir.log)
+    report = replay(trace, Agent.from_files(tmp_path / "pharmacy.ttl",
+                                            tools={"complete": complete}))
+    assert not report.diverged, str(report)
+    assert len(fhir.log) == sent
+
+
+def test_a_newer_projection_landed_before_a_catalog_call_reads_it_is_kept(
+        tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a catalog call, which lands through its own path (a call, not a step)."""
+    agent, world = setup(tmp_path, fhir)
+    newer_before_the_landing_reads(agent, world, fhir, monkeypatch)
+    called = call_complete(agent, world, fhir)
+    assert called.status == "completed", called.error
+    assert len(fhir.writes()) == 1
+    assert projected(world, fhir, "MedicationRequest/mr1", HORIS.sourceVersion) == ["3"]
+    assert projected(world, fhir, "MedicationRequest/mr1", URIRef(FHIR + "status")) == [
+        "on-hold"]
+    assert len(projected(world, fhir, "MedicationRequest/mr1", HORIS.readAt)) == 1
