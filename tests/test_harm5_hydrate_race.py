@@ -13,6 +13,9 @@ hydration (after its remote read; between its read of the stored projection and 
 3. The same, the other way round, for a catalog call of the adapter tool (``tools call``,
    ``Catalog.call``): its landing was not guarded at all, so a hydration between its read of
    the stored projection and its commit left two versions in one graph.
+4. An adapter step's (or a catalog call's) landing reads the projection it replaces only after
+   the system of record accepted its commit: a newer version hydrated in between was read as
+   what the commit replaced, and the commit's older version landed over it.
 """
 
 from __future__ import annotations
