@@ -142,7 +142,6 @@ class StepRecording(RunnerState):
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter
         guard = version_guard(old)  # lands only on that version
         fresh = (rec.graph,) if rec.graph is not None else ()
-        tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
 
         def land(add: list[tuple], remove: list[tuple], expect: tuple, absent: tuple) -> None:
             self.world.commit(
@@ -164,8 +163,10 @@ class StepRecording(RunnerState):
                 # none found newer than the version its commit was made from is landed over:
                 # the remote commit was accepted, and is never made again. Every try keeps the
                 # instance's version guard, whose Conflict is the runner's (drive)
+                tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
                 land_projections(self.store, land, dropped, pending, made_from(tool, rec.receipts))
         except StoreError as e:  # the store went away with the call made: say so
+            tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
             raise unrecorded(e, rec, tool) from None
         t1 = time.perf_counter()
         rec.timings["commit"] = rec.timings.get("commit", 0.0) + t1 - t0
