@@ -51,6 +51,7 @@ from ._cli_validate import cmd_validate, validate_arguments
 from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
 from ._loop import stop_main
+from ._policy import allowed
 from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
 from ._unreadable import os_failure
@@ -410,6 +411,8 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     try:
+        if isinstance(getattr(args, "allow", None), str):  # said as typed, before any loading
+            allowed(args.allow, said="--allow ")
         return args.func(args)
     except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

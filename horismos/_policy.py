@@ -130,15 +130,17 @@ def side_effect(tool: Tool) -> str:
     return "HostStateWrite" if tool.effect is not None or not tool.idempotent else "ReadOnly"
 
 
-def allowed(allow: Iterable[str] | str) -> frozenset[str]:
-    """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them."""
+def allowed(allow: Iterable[str] | str, said: str = "allow=") -> frozenset[str]:
+    """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them.
+    ``said`` is how the caller wrote them, for the error: ``allow=`` in Python, ``--allow ``
+    on the command line (whose users wrote no ``allow=``)."""
     names = [n.strip() for n in (allow.split(",") if isinstance(allow, str) else allow)]
     names = [n.removeprefix("horis:") for n in names if n]
     unknown = [n for n in names if n not in SIDE_EFFECTS]
     if unknown:
         meant = [difflib.get_close_matches(n, list(SIDE_EFFECTS), n=1) for n in unknown]
         raise UsageError(
-            f"allow {', '.join(unknown)}: a policy names side-effect classes: "
+            f"{said}{', '.join(unknown)}: a policy names side-effect classes: "
             + ", ".join(SIDE_EFFECTS)
             + "".join(f"; did you mean {m[0]}?" for m in meant if m)
         )

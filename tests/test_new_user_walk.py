@@ -16,7 +16,7 @@ from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from test_cli import ROOT, TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
-from horismos import Agent, UsageError
+from horismos import Agent, UsageError, World
 
 
 def test_run_all_on_the_memory_store_with_no_focus_node_ends_in_words(tmp_path: Path) -> None:
@@ -320,3 +320,17 @@ def test_graph_given_a_trace_of_another_workflow_says_so(tmp_path: Path) -> None
         "(--workflow :ReviewResult); draw it with --workflow :Triage\n")), p.stderr
     p = horismos("graph", *both, cwd=tmp_path)  # every workflow drawn: its counts land
     assert p.returncode == 0 and "1 started" in p.stdout, p.stderr
+
+
+def test_an_unknown_allow_class_is_said_as_the_option_it_was_given_by(tmp_path: Path) -> None:
+    """`run … --allow readonly`: the error said "allow readonly:", no `--`, its words shared
+    with Python's ``allow=``; each now says what its user wrote."""
+    p = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--allow", "readonly", "--focus",
+                 ":patient42", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", (
+        "horismos run: error: --allow readonly: a policy names side-effect classes: ReadOnly, "
+        "HostStateWrite, ExternalCommit; did you mean ReadOnly?\n")), p.stdout + p.stderr
+    agent = Agent.from_files(*TRIAGE)
+    with pytest.raises(UsageError, match=r"^allow=readonly: a policy names side-effect cl"):
+        agent.run(World.from_files(WORLD[1]), focus=":patient42", allow="readonly")
