@@ -12,12 +12,15 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from rdflib import URIRef
 
 from ._agent import Agent
 from ._bindings.python import static_problem
 from ._cli_common import output_folder, reach, reach_options, writable
 from ._cli_viewer import graph_rendered, replay_page, view_arguments
-from ._definitions import load_definitions, same_definitions
+from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
@@ -122,6 +125,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         output_folder("--html", args.html)
     elif args.html:
         writable("--html", args.html)
+    for path in traces:  # before any replay: a usage error, not each trace's divergence
+        _declared(agent.definitions, path)
     same = True
     for path in traces:
         recorded = _recorded_definitions(path)
@@ -146,14 +151,33 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _recorded_definitions(path: Path) -> str | None:
-    """The definitions digest in a trace's header line, read before the trace is checked (one
-    that is not text is reported when the trace is read)."""
+    """The definitions digest in a trace's header line."""
+    digest = _recorded_header(path).get("definitions_digest")
+    return digest if isinstance(digest, str) else None
+
+
+def _recorded_header(path: Path) -> dict[str, Any]:
+    """A trace's header line, read before the trace is checked (one that is not text, or
+    not a JSON object, is reported when the trace is read)."""
     try:
         with open(path, encoding="utf-8") as f:
-            digest = json.loads(f.readline()).get("definitions_digest")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return digest if isinstance(digest, str) else None
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def _declared(defs: Definitions, path: Path) -> None:
+    """Refuse a trace of a workflow the definitions do not declare (another workflow's, or
+    the same under another IRI): replay said ``DIVERGED … (definitions changed since
+    recording)``, exit 1, as if the files had been edited, when the wrong files were given.
+    A catalog call's trace, of no workflow, is refused by the replay itself."""
+    recorded = _recorded_header(path).get("workflow")
+    if isinstance(recorded, str) and URIRef(recorded) not in defs.workflows:
+        raise UsageError(
+            f"{path} records the workflow <{recorded}>, which these definitions do not "
+            "declare; give the files it was recorded with"
+        )
 
 
 def trace_arguments(p: argparse.ArgumentParser) -> None:

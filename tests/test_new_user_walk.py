@@ -334,3 +334,30 @@ def test_an_unknown_allow_class_is_said_as_the_option_it_was_given_by(tmp_path: 
     agent = Agent.from_files(*TRIAGE)
     with pytest.raises(UsageError, match=r"^allow=readonly: a policy names side-effect cl"):
         agent.run(World.from_files(WORLD[1]), focus=":patient42", allow="readonly")
+
+
+def test_replay_given_the_files_of_another_workflow_says_which_to_give(tmp_path: Path) -> None:
+    """`replay run.jsonl workflows/lab_review.ttl ontologies/lab.ttl`, run.jsonl a triage
+    run's: "DIVERGED … (definitions changed since recording)", exit 1, as if the triage
+    files had been edited; the files given were the wrong ones. An edit is still a
+    divergence."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lab = [str(ROOT / "workflows" / "lab_review.ttl"), str(ROOT / "ontologies" / "lab.ttl")]
+    said = ("horismos replay: error: run.jsonl records the workflow "
+            "<http://example.org/ehr#Triage>, which these definitions do not declare; give "
+            "the files it was recorded with\n")
+    p = horismos("replay", "run.jsonl", *lab, cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", said), p.stdout + p.stderr
+    text = Path(TRIAGE[0]).read_text()
+    (tmp_path / "renamed.ttl").write_text(text.replace(":Triage a", ":Intake a"))
+    p = horismos("replay", "run.jsonl", "renamed.ttl", TRIAGE[1], cwd=tmp_path)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", said), p.stdout + p.stderr
+    (tmp_path / "edited.ttl").write_text(text.replace(":onDuty true", ":onDuty false"))
+    p = horismos("replay", "run.jsonl", "edited.ttl", TRIAGE[1], cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("DIVERGED") and "(definitions changed since recording)" in (
+        p.stdout), p.stdout
