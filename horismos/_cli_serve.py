@@ -94,23 +94,32 @@ def serve_arguments(p: argparse.ArgumentParser) -> None:
         default="stdio",
         help="stdio (default: the client starts this process) or streamable HTTP",
     )
-    p.add_argument(
+    p.add_argument(  # None when not given: an explicit default is told from none
         "--host",
-        default="127.0.0.1",
-        help="with --transport http: the address to listen on (default 127.0.0.1)",
+        help="with --transport http: the address to listen on (default 127.0.0.1); with "
+        "stdio, the default transport, a usage error",
     )
     p.add_argument(
-        "--port", type=int, default=8765, help="with --transport http: the port (default 8765)"
+        "--port",
+        type=int,
+        help="with --transport http: the port (default 8765); with stdio, the default "
+        "transport, a usage error",
     )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (http)."""
-    if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port != 8765):
+    if args.transport == "stdio" and (args.host is not None or args.port is not None):
+        given = " ".join(
+            f"{o} {v}" for o, v in (("--host", args.host), ("--port", args.port)) if v is not None
+        )  # `--port 8765`, the default port, served stdio and said nothing
         raise UsageError(
-            "--host and --port are for --transport http; over stdio the client "
-            "starts this process and talks on its stdin and stdout"
+            f"{given}: --host and --port are for --transport http; add --transport http to "
+            "serve over HTTP (over stdio, the default, the client starts this process and "
+            "talks on its stdin and stdout)"
         )
+    args.host = "127.0.0.1" if args.host is None else args.host
+    args.port = 8765 if args.port is None else args.port
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: a TCP port is 1-65535")
     signer_from_env()  # a bad trace key refused now, not by every call once serving

@@ -6,6 +6,8 @@ place). Each test is a command that printed a traceback or did not say what to c
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -361,3 +363,35 @@ def test_replay_given_the_files_of_another_workflow_says_which_to_give(tmp_path:
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith("DIVERGED") and "(definitions changed since recording)" in (
         p.stdout), p.stdout
+
+
+def test_serve_given_a_port_and_no_transport_says_to_add_transport_http(tmp_path: Path) -> None:
+    """`serve … --port 8765` without `--transport http`: 8765 is the default port, so the
+    option given could not be told from none, and the server silently spoke stdio — to no
+    client, while the user pointed one at http://127.0.0.1:8765/mcp. `--transport http`
+    with no --port still listens on 8765."""
+    p = horismos("serve", *TRIAGE, *TOOLS, "--port", "8765", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout, p.stderr) == (2, "", (
+        "horismos serve: error: --port 8765: --host and --port are for --transport http; add "
+        "--transport http to serve over HTTP (over stdio, the default, the client starts this "
+        "process and talks on its stdin and stdout)\n")), p.stdout + p.stderr
+    p = horismos("serve", *TRIAGE, *TOOLS, "--host", "127.0.0.1", cwd=tmp_path)
+    assert (p.returncode, p.stdout) == (2, ""), p.stdout + p.stderr
+    assert p.stderr.startswith("horismos serve: error: --host 127.0.0.1: --host and --port "
+                               "are for --transport http; add --transport http"), p.stderr
+    served = subprocess.Popen([sys.executable, "-m", "horismos", "serve", *TRIAGE, *TOOLS,
+                               "--transport", "http"], cwd=tmp_path, text=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        assert served.stderr is not None
+        said = ""
+        while "8765" not in said and (line := served.stderr.readline()):
+            said = line  # the address announced, or 8765 in use here: either names it
+    finally:
+        served.kill()
+        served.wait()
+    assert said.startswith(("horismos serve: MCP over streamable HTTP at "
+                            "http://127.0.0.1:8765/mcp", "horismos serve: error: --host "
+                            "127.0.0.1 --port 8765: cannot listen there")), said
