@@ -25,7 +25,7 @@ from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
 from ._trace import iter_trace
-from ._traceview import prov_turtle, timeline
+from ._traceview import bracketed, prov_turtle, timeline
 from ._unreadable import readable_file
 
 __all__ = [
@@ -189,6 +189,13 @@ def trace_arguments(p: argparse.ArgumentParser) -> None:
         description="print a trace as a timeline",
     )
     show.add_argument("trace", metavar="TRACE")
+    show.add_argument(
+        "paths",
+        nargs="*",
+        metavar="FILE_OR_DIR",
+        help="the definitions it was recorded with, to name IRIs by their prefixes "
+        "(:patient42) as run does; without them each IRI is printed in full, <IRI>",
+    )
     show.set_defaults(action_run=cmd_trace_show)
     export = sub.add_parser(
         "export",
@@ -214,7 +221,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, each event's line once its hash chain and version are
     checked; an edited event stops it there, with the error."""
-    for line in timeline(iter_trace(readable_file(args.trace)), args.trace):
+    name = bracketed
+    if args.paths:
+        defs = load_definitions(args.paths)
+
+        def name(iri: str) -> str:
+            return defs.name(URIRef(iri))
+
+    for line in timeline(iter_trace(readable_file(args.trace)), args.trace, name):
         print(line)
     return 0
 

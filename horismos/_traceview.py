@@ -1,14 +1,16 @@
 """Reading a trace: a timeline for people, PROV-O for machines.
 
 Both read the events as recorded (after :func:`~horismos.read_trace` has checked them); neither
-needs the definitions the run used.
+needs the definitions the run used. Given them, the timeline names IRIs as every other command
+does (``:patient42``); without, by the full IRI: a trace records no prefixes, and a bare local
+name (``urgent``) could be any namespace's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
@@ -20,7 +22,7 @@ from ._run_counts import instance_status
 from ._terms import iri_problem
 from ._vocab import HORIS, PROV
 
-__all__ = ["prov_turtle", "short", "timeline"]
+__all__ = ["bracketed", "prov_turtle", "short", "timeline"]
 
 RUNTIME = URIRef("urn:horismos:runtime")
 """The agent a decision step is associated with: the runtime itself decided."""
@@ -33,28 +35,39 @@ _STATUS = {
 }
 
 
-def timeline(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> Iterator[str]:
+def bracketed(iri: str) -> str:
+    """An IRI as ``<IRI>``: how the timeline names one with no definitions to name it by."""
+    return f"<{iri}>"
+
+
+def timeline(
+    events: Iterable[Mapping[str, Any]],
+    source: str = "the trace",
+    name: Callable[[str], str] = bracketed,
+) -> Iterator[str]:
     """One line per event worth reading: the run, each instance, each step, the end; each
-    given as its event is read. An event whose values are of shapes no run writes is a
+    given as its event is read, every IRI as ``name`` gives it (the definitions' CURIE, or
+    ``<IRI>``). An event whose values are of shapes no run writes is a
     :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
     kind = None
     for index, e in enumerate(events):
         kind = e.get("type")
         with reading(e, index, source):
-            lines = _event_lines(e)
+            lines = _event_lines(e, name)
         yield from lines
     if kind is not None and kind != "end":
         yield "no end event: the recording stopped here (its process died, or the file was cut)"
 
 
-def _event_lines(e: Mapping[str, Any]) -> list[str]:
+def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
     """The timeline's lines of one event."""
     kind = e.get("type")
     if kind == "header":  # of a run, or of one call of ``tools call`` (its ``call``)
         what = (
-            f"catalog call of {short(e['call'])} (horismos tools call)"
+            f"catalog call of {name(e['call'])} (horismos tools call)"
             if "call" in e
-            else f"run of {short(e.get('workflow'))} for {len(e.get('focus') or [])} focus node(s)"
+            else f"run of {name(str(e.get('workflow')))} for "
+            f"{len(e.get('focus') or [])} focus node(s)"
         )
         lent = e.get("lent")  # quads lent the store for the call: in its world digest
         return [
@@ -69,9 +82,9 @@ def _event_lines(e: Mapping[str, Any]) -> list[str]:
             f"  world {e.get('world_digest')}",
         ]
     if kind == "instance":
-        return [f"instance {short(e.get('instance'))[:8]} for {short(e.get('focus'))}"]
+        return [f"instance {short(e.get('instance'))[:8]} for {name(str(e.get('focus')))}"]
     if kind == "step":
-        return ["  " + _step_line(e)]
+        return ["  " + _step_line(e, name)]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
         shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -86,16 +99,16 @@ def _event_lines(e: Mapping[str, Any]) -> list[str]:
     return [f"{kind} (event {e.get('seq')})"]
 
 
-def _step_line(e: Mapping[str, Any]) -> str:
+def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     clock = e.get("clock") or []
     when = _time_of_day(clock[0]) if clock else " " * 12
     took = sum((e.get("timings") or {}).values()) * 1000
-    what = short(e.get("step"))
+    what = name(str(e.get("step")))
     if e.get("tool"):
-        tool = short(e["tool"])
+        tool = name(e["tool"])
         what += "  " + (
             "; ".join(
-                f"{tool}(" + ", ".join(f"{k}={_value(v)}" for k, v in c.items()) + ")"
+                f"{tool}(" + ", ".join(f"{k}={_value(v, name)}" for k, v in c.items()) + ")"
                 for c in e.get("args") or []
             )
             or tool
@@ -105,16 +118,16 @@ def _step_line(e: Mapping[str, Any]) -> str:
         failing = " ".join(str((e.get("precondition") or {}).get("failing") or "").split())
         verdict = f"blocked: {failing}"
     elif e.get("kind") == "DecisionStep":
-        verdict = f"{status} -> {short(e.get('next')) if e.get('next') else 'end'}"
+        verdict = f"{status} -> {name(e['next']) if e.get('next') else 'end'}"
     elif e.get("kind") == "ProposalStep" and e.get("proposal"):
         d = e["proposal"]
         chose = (
-            f"chose {_value(d['choice'])}"
+            f"chose {_value(d['choice'], name)}"
             if d.get("choice")
             else "no choice: " + str(d.get("outcome")).replace("_", " ")
         )
         conf = f" (confidence {d['confidence']})" if d.get("confidence") is not None else ""
-        verdict = f"{chose}{conf} -> {short(e.get('next')) if e.get('next') else 'end'}"
+        verdict = f"{chose}{conf} -> {name(e['next']) if e.get('next') else 'end'}"
     elif e.get("kind") == "WaitStep" and e.get("wait"):
         d = e["wait"]
         verdict = f"{d.get('outcome', status)}" + (f": {d['reason']}" if d.get("reason") else "")
@@ -308,8 +321,9 @@ def short(iri: Any) -> str:
     return text
 
 
-def _value(n3: str) -> str:
-    return short(n3[1:-1]) if n3.startswith("<") and n3.endswith(">") else n3
+def _value(n3: str, name: Callable[[str], str]) -> str:
+    """An argument or choice as recorded (N3), its IRI as ``name`` gives it."""
+    return name(n3[1:-1]) if n3.startswith("<") and n3.endswith(">") else n3
 
 
 def _time_of_day(iso: str) -> str:

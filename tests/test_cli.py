@@ -1221,10 +1221,10 @@ def test_trace_show_of_a_tools_call_trace_says_it_is_a_catalog_call(tmp_path: Pa
                  '{"patient": ":patient42", "queue": ":urgent"}', "--trace", "call.jsonl",
                  cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    shown = horismos("trace", "show", "call.jsonl", cwd=tmp_path)
+    shown = horismos("trace", "show", "call.jsonl", *TRIAGE, cwd=tmp_path)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     first, *_, end, _world = shown.stdout.splitlines()
-    assert first.startswith("catalog call of ehr.assign_queue (horismos tools call), recorded ")
+    assert first.startswith("catalog call of :ehr.assign_queue (horismos tools call), recorded ")
     assert end == "end: completed"
 
 

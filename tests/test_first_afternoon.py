@@ -191,10 +191,10 @@ def test_trace_show_gives_a_proposals_choice_and_a_waits_reason(tmp_path: Path) 
                  "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"),
                  "--all", "--trace", "t.jsonl", cwd=tmp_path)
     assert p.returncode == 3, p.stdout + p.stderr
-    shown = horismos("trace", "show", "t.jsonl", cwd=tmp_path).stdout
-    assert "ProposeFlight  chose BA175 (confidence 0.8276) -> RebookOnProposal" in shown
-    assert "ProposeFlight  no choice: low confidence (confidence 0.5) -> AskOperator" in shown
-    assert "AskOperator  waiting: The ranker is not sure which flight fits" in shown
+    shown = horismos("trace", "show", "t.jsonl", *REBOOKING, cwd=tmp_path).stdout
+    assert ":ProposeFlight  chose :BA175 (confidence 0.8276) -> :RebookOnProposal" in shown
+    assert ":ProposeFlight  no choice: low confidence (confidence 0.5) -> :AskOperator" in shown
+    assert ":AskOperator  waiting: The ranker is not sure which flight fits" in shown
 
 
 # -- 1. individuals in the ontology count ---------------------------------------------------

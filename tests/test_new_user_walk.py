@@ -395,3 +395,27 @@ def test_serve_given_a_port_and_no_transport_says_to_add_transport_http(tmp_path
     assert said.startswith(("horismos serve: MCP over streamable HTTP at "
                             "http://127.0.0.1:8765/mcp", "horismos serve: error: --host "
                             "127.0.0.1 --port 8765: cannot listen there")), said
+
+
+def test_trace_show_names_iris_as_the_other_commands_do(tmp_path: Path) -> None:
+    """`trace show run.jsonl` printed `QueuePatient  ehr.assign_queue(patient=patient42,
+    queue=urgent)` where run printed `:QueuePatient  :ehr.assign_queue(patient=:patient42,
+    queue=:urgent)`: bare local names, of no namespace a reader can tell. Given the
+    definitions it names by their prefixes; without, a trace records none, so in full."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    p = horismos("trace", "show", "run.jsonl", *TRIAGE, cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("run of :Triage for 1 focus node(s), recorded "), lines[0]
+    assert lines[3].startswith("instance ") and lines[3].endswith(" for :patient42"), lines[3]
+    assert lines[4].split("  ")[2:4] == [
+        ":QueuePatient", ":ehr.assign_queue(patient=:patient42, queue=:urgent)"], lines[4]
+    p = horismos("trace", "show", "run.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    ex = "http://example.org/ehr#"
+    assert (f"<{ex}QueuePatient>  <{ex}ehr.assign_queue>(patient=<{ex}patient42>, "
+            f"queue=<{ex}urgent>)") in p.stdout, p.stdout
+    assert " patient42" not in p.stdout and "=urgent" not in p.stdout, p.stdout

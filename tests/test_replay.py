@@ -615,10 +615,10 @@ def test_a_trace_of_the_first_format_is_refused_saying_how_to_re_record(tmp_path
 
 
 def test_cli_trace_show_prints_a_timeline() -> None:
-    done = _cli("trace", "show", RECORDED / "triage-failures.jsonl")
+    done = _cli("trace", "show", RECORDED / "triage-failures.jsonl", HERE / "definitions")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "QueuePatient  ehr.assign_queue(patient=patient42, queue=urgent)" in out
+    assert ":QueuePatient  :ehr.assign_queue(patient=:patient42, queue=:urgent)" in out
     assert "gate rejected: a queue reference looks like" in out
     assert "raised RuntimeError: EHR unavailable (503)" in out
     assert "end: failed (1 blocked, 2 failed)" in out
