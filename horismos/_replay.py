@@ -57,7 +57,7 @@ from ._reads import ReplayedStore, term
 from ._stored_instances import StoredInstance
 from ._stores import Conflict
 from ._trace import READ_VERSIONS, Trace, iter_trace, version_message
-from ._traceview import short
+from ._traceview import bracketed
 from ._waits import parse_facts, prepare
 from ._world import World
 
@@ -155,10 +155,18 @@ class Recorded:
 class ReplayTrace(Trace):
     """A trace that compares each event the runner emits with the recorded one, in order."""
 
-    def __init__(self, recorded: Recorded, source: str = "<trace>") -> None:
+    def __init__(
+        self,
+        recorded: Recorded,
+        source: str = "<trace>",
+        name: Callable[[str], str] = bracketed,
+    ) -> None:
         super().__init__()
         self.recorded = recorded
         self.source = source
+        self.name = name
+        """How a divergence names a step and its focus: as the definitions' CURIE
+        (``:NotifyNurse``), as every other command does; ``<IRI>`` when none are given."""
         self.steps = 0
         self.against_world = False
         """Reads are answered by a world (the trace's snapshot), not compared with the record."""
@@ -227,9 +235,9 @@ class ReplayTrace(Trace):
             where += ", past the end of the trace"
         elif event.get("type") == "step":
             focus = self.recorded.focus.get(event.get("instance"))
-            where += f", step {short(event.get('step'))}"
+            where += f", step {self.name(str(event.get('step')))}"
             if focus:
-                where += f" for {short(focus)}"
+                where += f" for {self.name(str(focus))}"
         else:
             where += f", {event.get('type')}"
         if sets:  # name what differs, not two long lists cut off
@@ -533,7 +541,7 @@ async def _replay_events(
             f"{source}: this trace records a direct tool call (horismos tools "
             "call), not a workflow run; replay replays runs"
         )
-    recorder = ReplayTrace(events, source)
+    recorder = ReplayTrace(events, source, lambda iri: agent.definitions.name(URIRef(iri)))
     changed = not same_definitions(agent.definitions, header.get("definitions_digest"))
     # which tools were idempotent when the run was recorded is known only from the definitions
     # it was recorded with: a tool declared idempotent since would be called again

@@ -419,3 +419,19 @@ def test_trace_show_names_iris_as_the_other_commands_do(tmp_path: Path) -> None:
     assert (f"<{ex}QueuePatient>  <{ex}ehr.assign_queue>(patient=<{ex}patient42>, "
             f"queue=<{ex}urgent>)") in p.stdout, p.stdout
     assert " patient42" not in p.stdout and "=urgent" not in p.stdout, p.stdout
+
+
+def test_replay_names_the_diverging_step_as_the_other_commands_do(tmp_path: Path) -> None:
+    """`replay run.jsonl edited.ttl …` said `step NotifyNurse for patient42` where run and
+    trace show print `:NotifyNurse` and `:patient42`: the same step read two ways, a bare
+    name of no namespace. It names them by the prefixes of the definitions given."""
+    ran = horismos("run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42", "--trace",
+                   "run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    text = Path(TRIAGE[0]).read_text()
+    (tmp_path / "edited.ttl").write_text(text.replace(":onDuty true", ":onDuty false"))
+    p = horismos("replay", "run.jsonl", "edited.ttl", TRIAGE[1], cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("DIVERGED  run.jsonl: event 3 (line 4), step :NotifyNurse "
+                               "for :patient42: reads was null when recorded"), p.stdout

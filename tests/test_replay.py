@@ -135,7 +135,7 @@ def test_diverging_fixture_names_the_event_and_what_changed() -> None:
     text = str(report)
     assert text.startswith("DIVERGED")
     assert f"event {d.event} (line {d.event + 1})" in text
-    assert "NotifyNurse for patient43" in text
+    assert ":NotifyNurse for :patient43" in text
 
 
 def test_without_its_world_a_changed_precondition_diverges_where_it_reads_anew() -> None:
@@ -148,7 +148,7 @@ def test_without_its_world_a_changed_precondition_diverges_where_it_reads_anew()
         assert d is not None and d.field == "reads"
         first = next(e for e in step_events(trace) if e["step"] == EHR + "NotifyNurse")
         assert d.event == first["seq"]  # its first use: the answer to another question is not
-        assert "--trace-snapshot" in str(report) and "NotifyNurse for patient42" in str(report)
+        assert "--trace-snapshot" in str(report) and ":NotifyNurse for :patient42" in str(report)
         assert report.definitions_changed
 
 
