@@ -170,12 +170,15 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
 def binding_problems(
     defs: Definitions,
     registry: Mapping[str, Callable[..., Any]],
+    tools: Iterable[Tool] | None = None,
 ) -> list[Problem]:
     """Each ``python:`` binding that cannot resolve to a registered or allowed callable (an
     allowed module's found and its source read, never imported: :mod:`._bindings.python_source`),
-    or whose registered function's parameters do not fit the declared arguments."""
+    or whose registered function's parameters do not fit the declared arguments; of ``tools``
+    (one workflow's, as a run refuses them), else of every declared tool."""
     problems = []
-    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+    chosen = defs.tools.values() if tools is None else {t.iri: t for t in tools}.values()
+    for tool in sorted(chosen, key=lambda t: str(t.iri)):
         if not tool.binding.startswith("python:"):
             continue
         at = (tool.iri, HORIS.binding, Literal(tool.binding))

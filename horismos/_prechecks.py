@@ -31,7 +31,7 @@ from rdflib.term import Node
 
 from ._bindings import Binding
 from ._bindings.function_source import function_of, returned
-from ._contract import returned_key_problems, unbound_arguments
+from ._contract import binding_problems, returned_key_problems, unbound_arguments
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, ToolError
 from ._model import ActionStep, ProposalStep, Step, Tool, Workflow
@@ -125,6 +125,16 @@ class Prechecks:
             for step in self._reachable(workflow)
             if isinstance(step, ActionStep) and step.tool is not None
         )
+
+    def binding_errors(
+        self, workflow: Workflow, registry: Mapping[str, Callable[..., Any]]
+    ) -> list[Problem]:
+        """Each ``python:`` binding of ``workflow``'s tools that ``validate --tools`` refuses
+        (:func:`~._contract.binding_problems`), by file and line as validate lists them: asked
+        once one has failed, so a run refuses them all at once, not one per try."""
+        found = binding_problems(self.defs, registry, self.tools(workflow))
+        errors = [p for p in found if p.severity == "error"]
+        return sorted(errors, key=lambda p: (p.file or "~", p.line or 0))
 
     def proposals(self, workflow: Workflow) -> tuple[ProposalStep, ...]:
         """The ProposalSteps ``workflow`` can reach: their models' hosts are checked too."""

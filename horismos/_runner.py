@@ -150,9 +150,33 @@ class Runner(ActionSteps):
                     or refused is not None
                 )
                 if declared and file is not None and e.args:
-                    e.args = (f"{file}:{line}: {e.args[0]}", *e.args[1:])
+                    listed = self._with_the_others(workflow, tool, at, str(e.args[0]))
+                    e.args = (listed or f"{file}:{line}: {e.args[0]}", *e.args[1:])
                 raise
             self.prechecks.fits(binding, self.registry)
+
+    def _with_the_others(
+        self, workflow: Workflow, tool: Tool, at: tuple[Node, URIRef, Node | None], why: str
+    ) -> str | None:
+        """Why ``tool``'s ``python:`` binding cannot be called, listed with each other binding
+        of ``workflow`` that ``validate --tools`` refuses, by file and line as validate lists
+        them: a user who mended the one said met the next on the next run. None when there
+        is no other (the one said alone, as before)."""
+        if not tool.binding.startswith("python:"):
+            return None
+        this = self.defs.sources.problem("error", tool.iri, why, at=at)
+        others = [
+            p
+            for p in self.prechecks.binding_errors(workflow, self.registry)
+            if (p.file, p.line) != (this.file, this.line)
+        ]
+        if not others:
+            return None
+        listed = sorted([this, *others], key=lambda p: (p.file or "~", p.line or 0))
+        return (
+            f"{len(listed)} python: bindings of {self.defs.name(workflow.iri)} cannot be "
+            "called:\n" + "\n".join(f"  {p}" for p in listed)
+        )
 
     async def aclose(self) -> None:
         for b in self._bindings.values():

@@ -435,3 +435,20 @@ def test_replay_names_the_diverging_step_as_the_other_commands_do(tmp_path: Path
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith("DIVERGED  run.jsonl: event 3 (line 4), step :NotifyNurse "
                                "for :patient42: reads was null when recorded"), p.stdout
+
+
+def test_run_without_tools_lists_every_binding_it_cannot_call(tmp_path: Path) -> None:
+    """`run triage.ttl ehr.ttl --world … --focus :patient42` (no --tools) said one binding,
+    `triage.ttl:37` notify_nurse, where validate lists both: a user registered that one, ran
+    again, and met the next. It lists each, with its file and line, as validate does."""
+    p = horismos("run", *TRIAGE, *WORLD, "--focus", ":patient42", cwd=tmp_path)
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == (2, ""), p.stdout + p.stderr
+    lines = p.stderr.splitlines()
+    assert lines[0] == "horismos run: error: 2 python: bindings of :Triage cannot be called:"
+    assert [line.split(": ")[0:3] for line in lines[1:]] == [
+        [f"  {TRIAGE[0]}:20", "error", ":ehr.assign_queue"],
+        [f"  {TRIAGE[0]}:37", "error", ":ehr.notify_nurse"],
+    ], p.stderr
+    assert 'binding "python:ehr_client.notify_nurse" of ehr.notify_nurse: it is neither ' \
+        "registered" in lines[2], lines[2]
