@@ -33,10 +33,12 @@ from rdflib.util import from_n3
 from . import _attempt
 from ._errors import (
     NotSent,
+    OutcomeUnknown,
     OutputQuotaExceeded,
     ResultTooLarge,
     ToolError,
     ToolTimeout,
+    Unreachable,
     UnreadableAnswer,
 )
 
@@ -172,10 +174,15 @@ def play(entry: Mapping[str, Any]) -> Any:
             raise OutputQuotaExceeded(
                 message, emitted=int(entry.get("emitted", 0)), quota=int(entry.get("quota", 0))
             )
+        # and the classes a caller catches (Unreachable: down for now, try later), so the
+        # replayed step fails as the live one did, of the class its trace event names; a
+        # class not named here (an older runtime's, a newer one's) is a plain ToolError
         kind = {
             "ToolTimeout": ToolTimeout,
             "NotSent": NotSent,
+            "Unreachable": Unreachable,
             "LowDisk": NotSent,
+            "OutcomeUnknown": OutcomeUnknown,
             "UnreadableAnswer": UnreadableAnswer,
         }.get(str(error), ToolError)
         raise kind(message)

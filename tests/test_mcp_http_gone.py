@@ -21,11 +21,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from forked import horismos_forked
 from listening import MCP_SERVER, free_port, wait_listening
 from rdflib import Namespace
 
-from horismos import Agent, OutcomeUnknown, ToolTimeout, Unreachable, World
+from horismos import (
+    Agent,
+    NotSent,
+    OutcomeUnknown,
+    ToolError,
+    ToolTimeout,
+    Unreachable,
+    World,
+    read_trace,
+    replay,
+)
+from horismos._outcomes import outcome_of, play
 
 EX = Namespace("http://example.org/mcp#")
 RECORDED = "record http://example.org/mcp#p1"
@@ -299,3 +311,48 @@ def test_a_call_sent_and_not_answered_in_time_is_still_held_in_doubt(tmp_path) -
         called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
     assert called.status == "refused" and called.error is not None, called
     assert called.error["kind"] == "outcome_unknown"
+
+
+def test_a_run_that_found_its_server_unreachable_replays_the_same_class(tmp_path) -> None:
+    """Replay brought a recorded ``Unreachable`` back as a plain ``ToolError``: the replayed
+    step failed as a ``ToolError``, where the live one failed ``Unreachable`` (a caller
+    catching that, or reading the class the trace records, saw another), so the replay
+    diverged at the step's error. Recorded, the class comes back as it was raised."""
+    port = free_port()
+    setup(tmp_path, port)
+    running: list[subprocess.Popen[bytes]] = []
+
+    def stop(patient: object) -> None:
+        running[0].kill()
+        running[0].wait()
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
+    world = World.from_files(tmp_path / "world.ttl")
+    with server(tmp_path, port) as proc:
+        running.append(proc)
+        run = agent.run(world, focus=EX.p1, trace=tmp_path / "run.jsonl")
+    error = run.instances[0].steps[-1].error
+    assert type(error) is Unreachable, error
+    failed = [e for e in read_trace(tmp_path / "run.jsonl")
+              if e["type"] == "step" and e["status"] == "failed"]
+    assert [(e["error"]["kind"], e["error"]["type"]) for e in failed] == [
+        ("not_sent", "Unreachable")], failed
+    with pytest.raises(Unreachable):
+        play(failed[0]["outcomes"][-1])
+    report = replay(tmp_path / "run.jsonl", agent)
+    assert not report.diverged, str(report)
+    assert report.complete and report.steps == 3, str(report)
+
+
+@pytest.mark.parametrize("kind", [NotSent, Unreachable, OutcomeUnknown])
+def test_a_recorded_not_sent_or_unknown_outcome_plays_as_its_class(kind: type) -> None:
+    """Each class a retry or a doubt turns on is raised again as itself, fields and all; a
+    class the replaying runtime does not know (an older or newer trace's) is a plain
+    ``ToolError``, as before."""
+    entry = outcome_of(kind("down"))
+    with pytest.raises(kind) as raised:
+        play(entry)
+    assert type(raised.value) is kind and str(raised.value) == "down"
+    with pytest.raises(ToolError) as raised:
+        play({**entry, "error": "Gone"})
+    assert type(raised.value) is ToolError
