@@ -21,7 +21,7 @@ from forked import horismos_forked
 from listening import MCP_SERVER
 from rdflib import Namespace
 
-from horismos import Agent, Unreachable, World
+from horismos import Agent, ToolError, Unreachable, World
 from horismos._bindings import mcp
 
 EX = Namespace("http://example.org/mcp#")
@@ -164,3 +164,54 @@ def test_a_server_gone_between_two_calls_is_started_again_not_written_to(tmp_pat
     again = agent.catalog.call("t.record", {"patient": EX.p1}, world)
     assert again.status == "completed", again
     assert ledger(tmp_path) == ["start", "start", RECORDED, "start", RECORDED]
+
+
+def test_a_server_that_exits_as_its_tool_list_is_read_is_not_taken_for_alive(
+    monkeypatch,
+) -> None:
+    """The server answers the tool list and exits: its stdout closes (the transport's
+    ``ended``) before the session has read the list. The session then marked itself alive,
+    and the next call was written to a server gone, counted as sent and held in doubt. Now
+    it is not alive: the call is refused before it is written (nothing sent)."""
+    import mcp as sdk
+    from rdflib import URIRef
+
+    from horismos._bindings import mcp_stdio
+    from horismos._model import McpServer
+
+    ended: list = []
+
+    def transport(server, errlog, limit, on_end=None):
+        ended.append(on_end)
+        return None
+
+    class Client:  # the SDK's, reduced to its handshake
+        def __init__(self, streams, cache=None) -> None:
+            pass
+
+        async def __aenter__(self) -> Client:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    async def listed(client: object) -> dict:
+        ended[0]()  # the server exited as it answered the list
+        return {"record": object()}
+
+    monkeypatch.setattr(mcp_stdio, "capped_stdio_client", transport)
+    monkeypatch.setattr(sdk, "Client", Client)
+    monkeypatch.setattr(mcp, "_list_tools", listed)
+
+    async def main() -> None:
+        server = McpServer(URIRef("urn:x:clinic"), "clinic", "python", ("-c", "pass"))
+        session = mcp.McpSession(server, None)
+        session.start()
+        try:
+            with pytest.raises(ToolError, match="could not start"):
+                await session.ready(5)
+            assert not session.alive and session.dead
+        finally:
+            await session.aclose()
+
+    asyncio.run(main())

@@ -155,6 +155,7 @@ class McpSession:
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._stderr: IO[bytes] | None = None
+        self._gone = False  # its stdout closed: the server exited (see _ended)
 
     def describe(self) -> str:
         s = self.server
@@ -241,7 +242,8 @@ class McpSession:
                 client = Client(stdio, cache=None)
             async with client:
                 self.tools = await _list_tools(client)
-                self._client, self.alive = client, True
+                # not alive if it exited as the list was read: never written to (_ended)
+                self._client, self.alive = client, not self._gone
                 self._ready.set()
                 await self._stop.wait()
         except Exception as e:
@@ -252,8 +254,10 @@ class McpSession:
 
     def _ended(self) -> None:
         """The server's stdout closed: it is gone, so the next use starts it again rather than
-        write a call to it (:meth:`McpSessions.get`)."""
-        self.alive = False
+        write a call to it (:meth:`McpSessions.get`). Remembered: a server that answered
+        the tool list and exited may close its stdout before :meth:`_hold` has read the list,
+        which then marked it alive, and the next call was written to no one and held in doubt."""
+        self._gone, self.alive = True, False
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcp import MCPError
