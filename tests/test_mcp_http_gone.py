@@ -356,3 +356,37 @@ def test_a_recorded_not_sent_or_unknown_outcome_plays_as_its_class(kind: type) -
     with pytest.raises(ToolError) as raised:
         play({**entry, "error": "Gone"})
     assert type(raised.value) is ToolError
+
+
+@pytest.mark.parametrize("code", [-32096, -32095])
+def test_a_servers_own_error_of_a_not_sent_code_is_a_call_sent(code: int) -> None:
+    """The codes this client answers a call it did not send with (no connection, a session
+    the server no longer knows) lie in JSON-RPC's range for servers' own errors. A server
+    refusing a call with one of them, having read it (and maybe acted), was taken for a call
+    never sent: Unreachable, and a tool that is not idempotent was called again by its
+    horis:retries. Only an error this client made up says nothing was sent."""
+    import asyncio
+
+    from mcp import MCPError
+    from rdflib import URIRef
+
+    from horismos import NotSent
+    from horismos._attempt import Attempt
+    from horismos._bindings.mcp import McpSession
+    from horismos._model import McpServer
+
+    class Client:
+        async def call_tool(self, name: str, arguments: dict) -> None:
+            raise MCPError(code, "the server's own refusal")
+
+    session = McpSession(McpServer(URIRef("urn:x:s"), "s", url="http://127.0.0.1:9/mcp"), None)
+    session._client = Client()  # type: ignore[assignment]
+
+    async def call() -> Attempt:
+        with Attempt() as attempt:
+            with pytest.raises(ToolError) as raised:
+                await session.call("record", {})
+            assert not isinstance(raised.value, NotSent), raised.value
+        return attempt
+
+    assert asyncio.run(call()).sent

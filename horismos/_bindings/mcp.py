@@ -268,6 +268,7 @@ class McpSession:
             NOT_CONNECTED,
             SESSION_GONE,
             UNREADABLE,
+            UNSENT,
             Leaving,
         )
         from .mcp_stdio import TOO_LARGE
@@ -278,13 +279,14 @@ class McpSession:
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as e:
-            if e.code == NOT_CONNECTED:  # its POST made no connection: nothing left
+            ours = e.data == UNSENT  # said by mcp_http, not by the server: never sent
+            if ours and e.code == NOT_CONNECTED:  # its POST made no connection: nothing left
                 self.alive = False  # gone: the next call starts the session again
                 raise Unreachable(
                     f"{self.describe()} could not be reached for the call to "
                     f'"{name}": {e.message} (nothing was sent)'
                 ) from None
-            if e.code == SESSION_GONE:  # refused unread: the server is a new process
+            if ours and e.code == SESSION_GONE:  # refused unread: the server is a new process
                 self.alive = False  # the next call opens a session it knows
                 raise Unreachable(
                     f"{self.describe()} no longer knows this session (started again since "

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -81,6 +82,7 @@ __all__ = [
     "NOT_CONNECTED",
     "SESSION_GONE",
     "UNREADABLE",
+    "UNSENT",
     "Leaving",
     "capped_http_client",
 ]
@@ -97,6 +99,11 @@ SESSION_GONE = -32095
 """The JSON-RPC error code a ``tools/call`` answered 404 on a session is delivered as: the
 server does not know the session (restarted since, or it ended it), and per the MCP spec
 refuses the request unread (see the module's doc)."""
+UNSENT = secrets.token_hex(16)
+"""The ``data`` of the errors :data:`NOT_CONNECTED` and :data:`SESSION_GONE` this client
+answers a call with: their codes lie in JSON-RPC's range for a server's own errors, and a
+server refusing a call it read with one of them is a call sent, not one never sent (a second
+call of a tool that is not idempotent). A server cannot say this process's token."""
 
 
 class Leaving:
@@ -148,7 +155,7 @@ async def capped_http_client(
                 await _answer_with(response, failed)
                 return
         if status == 404 and "mcp-session-id" in response.request.headers:
-            gone = _error_for(response.request, limit, SESSION_GONE, "404, no such session")
+            gone = _error_for(response.request, limit, SESSION_GONE, "404, no such session", UNSENT)
             if gone is not None and _calls(response.request):
                 await _answer_with(response, gone)
                 return
@@ -202,7 +209,7 @@ class _Client(httpx2.AsyncClient):
             return await super().send(request, **kwargs)
         except _UNCONNECTED as e:
             said = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            unsent = _error_for(request, 0, NOT_CONNECTED, said) if call else None
+            unsent = _error_for(request, 0, NOT_CONNECTED, said, UNSENT) if call else None
             if unsent is None:  # the handshake's, the event stream's: the SDK's to handle
                 raise
             return httpx2.Response(
@@ -234,11 +241,15 @@ _READ = ("application/json", "text/event-stream")
 
 
 def _error_for(
-    request: httpx2.Request, limit: int, code: int = TOO_LARGE, message: str | None = None
+    request: httpx2.Request,
+    limit: int,
+    code: int = TOO_LARGE,
+    message: str | None = None,
+    data: str | None = None,
 ) -> bytes | None:
     """The JSON-RPC error that answers ``request`` in place of an oversized reply (or, with
-    ``code`` and ``message``, of one it cannot read); None when ``request`` is not the POST of
-    a JSON-RPC request (nothing waits on an answer to it)."""
+    ``code`` and ``message``, of one it cannot read; ``data``: its ``data``); None when
+    ``request`` is not the POST of a JSON-RPC request (nothing waits on an answer to it)."""
     if request.method != "POST":
         return None
     try:
@@ -247,7 +258,12 @@ def _error_for(
         return None
     if not isinstance(sent, dict) or "method" not in sent or sent.get("id") is None:
         return None
-    error = {"code": code, "message": message or f"answer larger than {limit:,} bytes"}
+    error: dict[str, Any] = {
+        "code": code,
+        "message": message or f"answer larger than {limit:,} bytes",
+    }
+    if data is not None:
+        error["data"] = data
     return json.dumps({"jsonrpc": "2.0", "id": sent["id"], "error": error}).encode()
 
 
