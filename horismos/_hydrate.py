@@ -280,8 +280,9 @@ def land_projections(
     last try lands unguarded; a Conflict of what ``land`` guards itself (an instance's
     version) is raised when no projection is guarded."""
     ours = _versions(add)
-    since = _versions(remove)  # what each commit replaced: the version it was made from,
-    since.update((g, v) for g, v in (made_from or {}).items())  # else the one first read
+    # what each commit replaced: the version it was made from, else the one first read
+    since = _versions(remove)
+    since.update((made_from or {}).items())
     newer = _newer(remove, ours, since)
     add = [q for q in add if q[3] not in newer]
     remove = [q for q in remove if q[3] not in newer]
