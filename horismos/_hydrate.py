@@ -256,6 +256,18 @@ def _newer(
     }
 
 
+def _without_newer(
+    add: Sequence[Quad],
+    remove: Sequence[Quad],
+    ours: Mapping[URIRef | None, str],
+    since: Mapping[URIRef | None, str],
+) -> tuple[list[Quad], list[Quad]]:
+    """``add`` and ``remove`` without the projection graphs ``remove`` holds newer than the
+    commit (:func:`_newer`): those stay as stored."""
+    newer = _newer(remove, ours, since)
+    return [q for q in add if q[3] not in newer], [q for q in remove if q[3] not in newer]
+
+
 def land_projections(
     store: Store,
     land: Callable[[list[Quad], list[Quad], tuple[Quad, ...], tuple[Quad, ...]], object],
@@ -283,9 +295,7 @@ def land_projections(
     # what each commit replaced: the version it was made from, else the one first read
     since = _versions(remove)
     since.update((made_from or {}).items())
-    newer = _newer(remove, ours, since)
-    add = [q for q in add if q[3] not in newer]
-    remove = [q for q in remove if q[3] not in newer]
+    add, remove = _without_newer(add, remove, ours, since)
     expect, absent = landing_guard(remove, add)
     for tries in reversed(range(TRIES)):
         try:
@@ -294,10 +304,7 @@ def land_projections(
         except Conflict:
             if not (expect or absent):
                 raise
-            remove = reread(store, remove, add)
-            newer = _newer(remove, ours, since)
-            add = [q for q in add if q[3] not in newer]
-            remove = [q for q in remove if q[3] not in newer]
+            add, remove = _without_newer(add, reread(store, remove, add), ours, since)
             expect, absent = landing_guard(remove, add) if tries > 1 else ((), ())
 
 
