@@ -167,14 +167,7 @@ def _formats(value: ast.expr | None) -> tuple[tuple[str, str, str], ...]:
 def _constants(value: ast.expr | None) -> tuple[tuple[str, str | int | float], ...]:
     """The values of a dict written out that are constants, a string or a number (not a
     boolean: its text is Python's, not the value that lands), with their keys."""
-    if isinstance(value, ast.Dict):
-        pairs = list(zip(value.keys, value.values, strict=True))
-        named = [(k.value, v) for k, v in pairs if isinstance(k, ast.Constant)]
-    elif isinstance(value, ast.Call):
-        named = [(k.arg, k.value) for k in value.keywords]
-    else:
-        return ()
-    found = ((k, _constant(v)) for k, v in named if isinstance(k, str))
+    found = ((k, _constant(v)) for k, v in _named(value))
     return tuple((k, v) for k, v in found if v is not None)
 
 
