@@ -163,7 +163,10 @@ class World:
         return "\n".join(lines) + ("\n" if lines else "")
 
     def digest(self) -> str:
-        """The fingerprint of the world's digest (``lthash16:…``), kept by the store: O(1)."""
+        """The fingerprint of the world's digest (``lthash16:…``), kept by the store: O(1),
+        except the first read on an ``oxigraph:PATH`` store opened without a stored digest (its
+        last process killed), which is one pass over the store
+        (:mod:`horismos._stores.oxigraph`)."""
         return self.store.digest().fingerprint
 
     def snapshot(self) -> str:
