@@ -41,7 +41,7 @@ from ._stores import Change, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import parse_facts, prepare
-from ._world import World, given_world, holds_subject, states
+from ._world import World, given_world, holds_subject, states, traced_digest
 
 __all__ = ["Agent"]
 
@@ -312,7 +312,7 @@ class Agent:
                 runner.header(
                     wf,
                     foci,
-                    world_digest=_digest(world, runner.trace),
+                    world_digest=traced_digest(world, runner.trace),
                     snapshot=world.snapshot() if trace_snapshot else None,
                 )
                 begun.now = True
@@ -331,7 +331,7 @@ class Agent:
                 await runner.aclose()
                 if worker is not None:
                     worker.leave()  # the focus's claim given back with the lease
-            runner.end(world_digest=_digest(world, runner.trace))
+            runner.end(world_digest=traced_digest(world, runner.trace))
             return Run(instances, runner.trace, dict(runner.counts))
 
     def runner(
@@ -537,7 +537,9 @@ class Agent:
                     await runner.check_bindings(wf)
                     if worker is not None:
                         await worker.hold(wf, waiting.focus)
-                    runner.header(wf, [waiting.focus], world_digest=_digest(world, runner.trace))
+                    runner.header(
+                        wf, [waiting.focus], world_digest=traced_digest(world, runner.trace)
+                    )
                     begun.now = True
                     inst = await runner.resume_instance(waiting)
                 finally:
@@ -545,7 +547,7 @@ class Agent:
         finally:
             if worker is not None:
                 worker.leave()  # the focus's claim given back with the lease
-        runner.end(world_digest=_digest(world, runner.trace))
+        runner.end(world_digest=traced_digest(world, runner.trace))
         return Run([inst], runner.trace, dict(runner.counts))
 
 
@@ -571,11 +573,3 @@ def _not_waiting(defs: Definitions, stored: StoredInstance | None) -> None:
         f"its call, then `horismos resume … --instance {stored.instance}` (or `horismos wake` "
         "once it is due)"
     )
-
-
-def _digest(world: World, trace: Trace) -> str | None:
-    """The world's digest for a trace; none for a store other processes write meanwhile,
-    where a run's start and end say nothing of its own work (``horismos digest`` checks it),
-    nor for a trace kept nowhere (a ``run`` without ``--trace``): the store is not asked for
-    a digest it may not know (:mod:`horismos._stores.oxigraph`, after a killed process)."""
-    return None if world.store.shared or trace.kept_nowhere else world.digest()

@@ -82,7 +82,7 @@ from ._step_records import n3
 from ._stores.base import Change, Conflict
 from ._tool_calls import literal_fits
 from ._trace import TRACE_VERSION, Trace
-from ._world import holds_subject
+from ._world import holds_subject, traced_digest
 
 if TYPE_CHECKING:
     from ._catalog import ToolIndex
@@ -294,8 +294,7 @@ async def guarded_call(
     agent, defs = catalog.agent, catalog.definitions
     refuse_unmet(defs, world)  # as a run is refused: before a trace or a world is touched
     tr = trace if isinstance(trace, Trace) else Trace(trace)
-    # as the caller left it; not asked for a trace kept nowhere (see _agent._digest)
-    digest = None if world.store.shared or tr.kept_nowhere else world.digest()
+    digest = traced_digest(world, tr)  # as the caller left it
     # a mistyped HORISMOS_LEASE refused before anything lands
     lease = lease_from_env() if world.store.shared else None
     placed = agent.place_individuals(world)  # the definitions' own, before anything reads
@@ -479,15 +478,10 @@ async def guarded_call(
                 worker.leave()  # the subject's claim given back with the lease
     assert result is not None  # each way out of the try without one raised
     if lent is not None and (taken := lent.take_back()):
-        world_digest = None if world.store.shared or tr.kept_nowhere else world.digest()
-        tr.emit("taken_back", quads=taken, world_digest=world_digest)
+        tr.emit("taken_back", quads=taken, world_digest=traced_digest(world, tr))
     if lent is not None and (left := lent.left_note()) is not None:
         result.notes.append(left)  # the outcome stands: told, not raised in its place
-    tr.emit(
-        "end",
-        status=result.status,
-        world_digest=None if world.store.shared or tr.kept_nowhere else world.digest(),
-    )
+    tr.emit("end", status=result.status, world_digest=traced_digest(world, tr))
     tr.close()
     if unclosed is not None and not isinstance(unclosed, Exception):
         raise unclosed  # a Ctrl-C or a cancel while closing, once the trace has its end

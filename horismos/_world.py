@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rdflib import BNode, Dataset, URIRef
 from rdflib import Literal as RdfLiteral
@@ -31,6 +31,9 @@ from ._stores.skolem import skolemise
 from ._turtle_syntax import written
 from ._unreadable import each_opens, load_failed
 
+if TYPE_CHECKING:
+    from ._trace import Trace
+
 __all__ = [
     "ENDS_INSIDE",
     "ENDS_INSIDE_FIX",
@@ -47,6 +50,7 @@ __all__ = [
     "indexes_every_instance",
     "states",
     "syntax_problem",
+    "traced_digest",
     "unindexed",
 ]
 
@@ -229,6 +233,15 @@ def given_world(world: object) -> World:
         f"the world must be a horismos.World, not {type(world).__name__} {shown}: "
         'World.from_files("world.ttl") reads files, World.open("oxigraph:PATH") opens a store'
     )
+
+
+def traced_digest(world: World, trace: Trace) -> str | None:
+    """The world's digest for ``trace``'s header, end or ``taken_back``; none for a store other
+    processes write meanwhile, where a run's start and end say nothing of its own work
+    (``horismos digest`` checks it), nor for a trace kept nowhere (a ``run`` without
+    ``--trace``): the store is not asked for a digest it may not know
+    (:mod:`horismos._stores.oxigraph`, after a killed process)."""
+    return None if world.store.shared or trace.kept_nowhere else world.digest()
 
 
 def holds_subject(world: World, node: URIRef) -> bool:
