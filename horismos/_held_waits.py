@@ -30,6 +30,7 @@ __all__ = [
     "Written",
     "focus_read",
     "held_waits",
+    "plain_focus_reads",
     "plain_triples",
     "surely_writes",
     "surely_written",
@@ -53,7 +54,7 @@ def held_waits(
         wait = steps.get(iri)
         if not isinstance(wait, WaitStep):
             continue
-        tested = _plain_focus_reads(wait.until.select.algebra) if wait.until else None
+        tested = plain_focus_reads(wait.until.select.algebra) if wait.until else None
         if not tested or not tested <= held[iri]:
             continue
         said = ", ".join(sorted(name(p) for p in tested))
@@ -124,7 +125,7 @@ def surely_writes(step: Step) -> set[URIRef]:
     return {a.property for a in tool.effect.asserts if not a.optional}
 
 
-def _plain_focus_reads(algebra: Any) -> set[URIRef] | None:
+def plain_focus_reads(algebra: Any) -> set[URIRef] | None:
     """The properties a pattern reads of ?this when it is only triples ``?this :p ?v``, each
     ``?v`` a variable used once; None for any other pattern."""
     triples = plain_triples(algebra.get("p") if getattr(algebra, "name", "") else None)

@@ -44,7 +44,7 @@ from rdflib.term import Node
 from ._digraph import Digraph, descendants, dominators
 from ._guard_writes import negated_groups
 from ._hazards import Hazard, flow_graph, path_text
-from ._held_waits import Written, focus_read, plain_triples, surely_writes
+from ._held_waits import Written, focus_read, plain_focus_reads, plain_triples, surely_writes
 from ._model import ActionStep, DecisionStep, Step, Tool, Workflow, ways_out
 from ._preconditions import Precondition
 from ._vocab import HORIS
@@ -178,32 +178,65 @@ def _first_pass(guard: _Guard, found: _Tripped, name: Callable[[Node], str]) -> 
 class _Gates:
     """What may stop an instance on its way round a loop before it comes back: an action
     step whose guards forbid what is written by then (it stops there, blocked, and acts
-    nothing), a decision whose every rule to a step forbids it (it goes elsewhere)."""
+    nothing), a decision whose every rule to a step forbids it, or whose rule before them
+    surely holds (it goes elsewhere)."""
 
     stops: dict[URIRef, set[URIRef]]
     """What each action step's guards forbid of the focus."""
     turns: dict[tuple[URIRef, URIRef], list[set[URIRef]]]
     """What each rule of a decision that leads to a step forbids of the focus."""
+    holds: dict[URIRef, list[tuple[URIRef, set[URIRef] | None]]]
+    """Each decision's rules in order, each with what written on the focus makes it hold
+    (:func:`~._held_waits.plain_focus_reads`; None when nothing written surely does)."""
     read: set[URIRef]
-    """Every property either forbids: what a walk keeps track of having written."""
+    """Every property any of them reads: what a walk keeps track of having written."""
 
     @classmethod
     def of(cls, steps: Mapping[URIRef, Step], guards: Mapping[URIRef, list[_Guard]]) -> _Gates:
         stops = {iri: {p for g in gs for p in g.forbidden} for iri, gs in guards.items()}
         turns: dict[tuple[URIRef, URIRef], list[set[URIRef]]] = {}
+        holds: dict[URIRef, list[tuple[URIRef, set[URIRef] | None]]] = {}
         for step in steps.values():
             for rule in step.rules if isinstance(step, DecisionStep) else ():
                 forbids = _forbidden(rule.requires, {"this"}).get("this", set())
                 turns.setdefault((step.iri, rule.next), []).append(forbids)
-        read = {p for s in [*stops.values(), *(f for fs in turns.values() for f in fs)] for p in s}
-        return cls(stops, turns, read)
+                reads = plain_focus_reads(rule.requires.select.algebra)
+                holds.setdefault(step.iri, []).append((rule.next, reads or None))
+        read = {
+            p
+            for s in [
+                *stops.values(),
+                *(f for fs in turns.values() for f in fs),
+                *(r for rs in holds.values() for _, r in rs if r is not None),
+            ]
+            for p in s
+        }
+        return cls(stops, turns, holds, read)
 
     def closed(self, here: URIRef, way: URIRef, there: URIRef, written: frozenset[URIRef]) -> bool:
         """Whether an instance that has written ``written`` cannot go on from ``here`` by
         ``way`` into ``there``, nor act there."""
         rules = self.turns.get((here, there), []) if way == HORIS.when else []
         turned = bool(rules) and all(f & written for f in rules)
-        return turned or bool(self.stops.get(there, set()) & written)
+        return (
+            turned
+            or self._passed_by(here, way, there, written)
+            or bool(self.stops.get(there, set()) & written)
+        )
+
+    def _passed_by(
+        self, here: URIRef, way: URIRef, there: URIRef, written: frozenset[URIRef]
+    ) -> bool:
+        """Whether a rule of decision ``here`` that ``written`` makes hold comes before every
+        rule to ``there`` (or ``way`` is its otherwise): the first that holds wins."""
+        if way not in (HORIS.when, HORIS.otherwise):
+            return False
+        for target, reads in self.holds.get(here, ()):
+            if way == HORIS.when and target == there:
+                return False  # a rule to there is tried first
+            if reads is not None and reads <= written:
+                return True
+        return False
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,23 @@ def test_no_alarm_where_the_way_round_does_not_trip_it(tmp_path: Path) -> None:
     assert not _looped(_found(tmp_path, narrower))
 
 
+def test_no_alarm_where_a_rule_before_the_way_back_surely_holds(tmp_path: Path) -> None:
+    # "already dispensed: notify; otherwise check and dispense": round the loop :dispensedAt
+    # is written, so the first rule holds and the otherwise back to the check is not taken
+    # (the first time in it does not hold: no rule-always-holds warning either)
+    routed = FILE.replace("horis:start :IsControlled", "horis:start :Again").replace(
+        "    horis:next :IsControlled .", """    horis:next :Again .
+
+:Again a horis:DecisionStep ;
+    horis:when [ horis:order 1 ; horis:requires "?this :dispensedAt ?d" ; horis:next :Notify ] ;
+    horis:otherwise :IsControlled .""")
+    assert _found(tmp_path, routed) == []
+    # a rule after it to the same step, or the otherwise, still comes back when it may not hold
+    maybe = routed.replace(
+        '"?this :dispensedAt ?d"', '"?this :dispensedAt ?d . FILTER (?d > NOW())"')
+    assert len(_looped(_found(tmp_path, maybe))) == 1
+
+
 TOOLS = """\
 def check(order):
     print("CHECKED", flush=True)
