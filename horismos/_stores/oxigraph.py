@@ -51,7 +51,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -706,12 +706,17 @@ class OxigraphStore(Store):
     def _holds_world(self) -> bool:
         """Whether the store holds a quad outside the runtime graphs: a known digest other
         than the empty set's says so at once; else one lookup per graph, never a pass over
-        the world (a digest not known is not computed for it)."""
+        the world (a digest not known is not computed for it), the default graph first and
+        the named graphs listed only as far as the first that holds one (a store that has run
+        names a graph for each wait and answer)."""
         if self._known and self._tally.value():
             return True
         store = self._store
-        graphs = [ox.DefaultGraph(), *(g for g in store.named_graphs() if not is_runtime(g))]
-        return any(next(iter(store.quads_for_pattern(None, None, None, g)), None) for g in graphs)
+        named = (g for g in store.named_graphs() if not is_runtime(g))
+        return any(
+            next(iter(store.quads_for_pattern(None, None, None, g)), None) is not None
+            for g in chain([ox.DefaultGraph()], named)
+        )
 
     def _load_whole(self, path: Path, progress: Progress | None) -> None:
         fmt = file_format(path)
