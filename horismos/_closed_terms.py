@@ -21,7 +21,7 @@ from rdflib.term import Node
 
 from ._vocab import HORIS
 
-__all__ = ["UnknownTerm", "undefined", "unknown_terms", "vocabulary_of"]
+__all__ = ["UnknownTerm", "undefined", "unknown_terms"]
 
 _VOCABULARIES: tuple[tuple[str, str, frozenset[str]], ...] = (
     (str(RDF), "RDF", frozenset(RDF.__annotations__) | {"dirLangString", "reifies"}),
@@ -61,7 +61,7 @@ def unknown_terms(g: Graph) -> Iterator[UnknownTerm]:
         for place, term in enumerate((p, o)):
             if not isinstance(term, URIRef) or (term is o and p in _JUDGED):
                 continue
-            found = vocabulary_of(term)
+            found = _vocabulary_of(term)
             if found is None:
                 continue
             ns, _, known = found
@@ -80,7 +80,7 @@ def undefined(term: URIRef) -> tuple[str, URIRef | None] | None:
     """The name of the closed vocabulary ``term`` is of, when it does not define it, and the
     close term of it meant (None when none is close); None for a term it defines, or of
     another namespace."""
-    found = vocabulary_of(term)
+    found = _vocabulary_of(term)
     if found is None:
         return None
     ns, name, known = found
@@ -91,7 +91,7 @@ def undefined(term: URIRef) -> tuple[str, URIRef | None] | None:
     return name, (URIRef(ns + close[0]) if close else None)
 
 
-def vocabulary_of(term: URIRef) -> tuple[str, str, frozenset[str]] | None:
+def _vocabulary_of(term: URIRef) -> tuple[str, str, frozenset[str]] | None:
     """The closed vocabulary ``term`` is of: its namespace, its name and the local names it
     defines; None for a term of any other namespace."""
     text = str(term)
