@@ -19,7 +19,7 @@ from rdflib import URIRef
 from ._agent import Agent
 from ._bindings.python import static_problem
 from ._cli_common import output_folder, reach, reach_options, writable
-from ._cli_viewer import graph_rendered, replay_page, view_arguments
+from ._cli_viewer import graph_rendered, refuse_undeclared, replay_page, view_arguments
 from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
@@ -173,11 +173,7 @@ def _declared(defs: Definitions, path: Path) -> None:
     recording)``, exit 1, as if the files had been edited, when the wrong files were given.
     A catalog call's trace, of no workflow, is refused by the replay itself."""
     recorded = _recorded_header(path).get("workflow")
-    if isinstance(recorded, str) and URIRef(recorded) not in defs.workflows:
-        raise UsageError(
-            f"{path} records the workflow <{recorded}>, which these definitions do not "
-            "declare; give the files it was recorded with"
-        )
+    refuse_undeclared(defs, str(path), recorded if isinstance(recorded, str) else None)
 
 
 def trace_arguments(p: argparse.ArgumentParser) -> None:

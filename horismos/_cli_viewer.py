@@ -30,7 +30,14 @@ from ._viewer import Diagram, diagram_page, trace_page
 if TYPE_CHECKING:
     from ._replay import ReplayReport
 
-__all__ = ["cmd_trace_view", "graph_rendered", "replay_page", "replay_summary", "view_arguments"]
+__all__ = [
+    "cmd_trace_view",
+    "graph_rendered",
+    "refuse_undeclared",
+    "replay_page",
+    "replay_summary",
+    "view_arguments",
+]
 
 
 def view_arguments(sub: Any) -> None:
@@ -187,10 +194,18 @@ def _drawn(defs: Definitions, workflows: Sequence[Workflow], trace: str) -> None
             f"{', '.join(defs.name(wf.iri) for wf in workflows)}); draw it with --workflow "
             f"{defs.name(iri)}"
         )
-    raise UsageError(
-        f"--trace {trace} records the workflow <{iri}>, which these definitions do not "
-        "declare; give the files it was recorded with"
-    )
+    refuse_undeclared(defs, f"--trace {trace}", iri)
+
+
+def refuse_undeclared(defs: Definitions, trace: str, recorded: object) -> None:
+    """Refuse a trace (named ``trace`` as the command was given it) whose header records a
+    workflow ``defs`` do not declare: the wrong files were given, said so for ``graph
+    --trace`` and ``replay`` alike. A trace of no workflow (a catalog call's) passes."""
+    if recorded is not None and URIRef(str(recorded)) not in defs.workflows:
+        raise UsageError(
+            f"{trace} records the workflow <{recorded}>, which these definitions do not "
+            "declare; give the files it was recorded with"
+        )
 
 
 def _workflow_of(
