@@ -119,6 +119,31 @@ def only_once(action: Callable[[], None]) -> Callable[[], None]:
     return once
 
 
+def newer_hydration(agent: Agent, world: World, fhir: FhirServer) -> Callable[[], None]:
+    """The other writer, once: another client updates the resource (version 3) and a
+    hydration lands that."""
+
+    def hydration() -> None:
+        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
+        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
+        assert h.version == "3" and not h.kept
+
+    return only_once(hydration)
+
+
+def after_the_read(monkeypatch: pytest.MonkeyPatch, other: Callable[[], None]) -> None:
+    """``other`` runs once the adapter commit's landing has read the stored projection it
+    replaces, before its own commit."""
+    real = adapter_module.replaced
+
+    def replaced(*args: Any) -> Any:
+        got = real(*args)
+        other()
+        return got
+
+    monkeypatch.setattr(adapter_module, "replaced", replaced)
+
+
 def test_a_hydration_read_before_an_accepted_commit_does_not_land_the_older_version(
         tmp_path: Path, fhir: FhirServer, monkeypatch: pytest.MonkeyPatch) -> None:
     agent, world = setup(tmp_path, fhir)
@@ -184,21 +209,9 @@ def test_a_hydration_landing_inside_an_adapter_step_leaves_no_mixed_projection(
     version 1's quads, no longer there, and added its own: two versions in one graph. Read
     again, version 3 is neither the step's nor the one it replaced, so it is newer: kept."""
     agent, world = setup(tmp_path, fhir)
-    real = adapter_module.replaced
-
-    def hydration() -> None:
-        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
-        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
-        assert h.version == "3" and not h.kept
-
-    other = only_once(hydration)
-
-    def replaced(*args: Any) -> Any:
-        got = real(*args)  # the step has read the stored projection (version 1) ...
-        other()  # ... and a hydration lands version 3 before the step's own commit
-        return got
-
-    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    # the step has read the stored projection (version 1), and a hydration lands version 3
+    # before the step's own commit
+    after_the_read(monkeypatch, newer_hydration(agent, world, fhir))
     trace = tmp_path / "run.jsonl"
     run = agent.run(world, ":Complete", URIRef(f"{fhir.base}/Patient/p1"), allow=ALLOW,
                     trace=trace)
@@ -234,21 +247,9 @@ def test_a_hydration_landing_inside_a_catalog_call_leaves_the_newer_projection_a
     (version 3) and a hydration lands that. The call's landing, unguarded, removed version
     1's quads, no longer there, and added its own beside version 3's."""
     agent, world = setup(tmp_path, fhir)
-    real = adapter_module.replaced
-
-    def hydration() -> None:
-        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
-        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
-        assert h.version == "3" and not h.kept
-
-    other = only_once(hydration)
-
-    def replaced(*args: Any) -> Any:
-        got = real(*args)  # the call has read the stored projection (version 1) ...
-        other()  # ... and a hydration lands version 3 before the call's own commit
-        return got
-
-    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    # the call has read the stored projection (version 1), and a hydration lands version 3
+    # before the call's own commit
+    after_the_read(monkeypatch, newer_hydration(agent, world, fhir))
     called = call_complete(agent, world, fhir)
     assert called.status == "completed", called.error
     assert len(fhir.writes()) == 1  # the remote commit was made once, never again
@@ -266,7 +267,6 @@ def test_a_catalog_call_lands_over_an_older_read_hydrated_meanwhile(
     version 2 lands over it, whole (unguarded, the hydration's read time stayed beside it)."""
     agent, world = setup(tmp_path, fhir)
     stale = FhirClient(agent.adapter("ehr")).read("MedicationRequest/mr1")  # version 1
-    real = adapter_module.replaced
 
     class Stale(FhirClient):
         def read(self, ref: str) -> dict[str, Any]:
@@ -278,14 +278,7 @@ def test_a_catalog_call_lands_over_an_older_read_hydrated_meanwhile(
             (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
         assert h.version == "1" and not h.kept
 
-    other = only_once(hydration)
-
-    def replaced(*args: Any) -> Any:
-        got = real(*args)
-        other()
-        return got
-
-    monkeypatch.setattr(adapter_module, "replaced", replaced)
+    after_the_read(monkeypatch, only_once(hydration))
     called = call_complete(agent, world, fhir)
     assert called.status == "completed", called.error
     assert len(fhir.writes()) == 1
@@ -301,13 +294,7 @@ def newer_before_the_landing_reads(agent: Agent, world: World, fhir: FhirServer,
     projection it replaces, another client updates the resource (version 3) and a hydration
     lands that: what the landing first reads is already newer than its commit."""
     real = adapter_module.replaced
-
-    def hydration() -> None:
-        fhir.remote_update("MedicationRequest", "mr1", status="on-hold")
-        (h,) = agent.hydrate(world, "ehr", ["MedicationRequest/mr1"])
-        assert h.version == "3" and not h.kept
-
-    other = only_once(hydration)
+    other = newer_hydration(agent, world, fhir)
 
     def replaced(*args: Any) -> Any:
         other()  # version 3 lands before the landing has read anything ...
