@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from forked import horismos_forked
@@ -30,6 +31,7 @@ from horismos import (
     Agent,
     NotSent,
     OutcomeUnknown,
+    Run,
     ToolError,
     ToolTimeout,
     Unreachable,
@@ -130,6 +132,23 @@ def recorded(folder: Path) -> list[str]:
     return [line for line in lines if line != "start"]
 
 
+def run_killing_the_server(tmp_path: Path, port: int, **given: Any) -> tuple[Agent, World, Run]:
+    """A run of the workflow on ``:p1`` (in process) whose ``stop`` step kills the server
+    between its two calls of ``t.record``; the agent and world, to go on with."""
+    running: list[subprocess.Popen[bytes]] = []
+
+    def stop(patient: object) -> None:
+        running[0].kill()
+        running[0].wait()
+
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
+    world = World.from_files(tmp_path / "world.ttl")
+    with server(tmp_path, port) as proc:
+        running.append(proc)
+        run = agent.run(world, focus=EX.p1, **given)
+    return agent, world, run
+
+
 def test_a_server_gone_between_two_calls_is_not_sent_and_no_doubt_is_kept(tmp_path) -> None:
     """A run calls ``t.record`` (not idempotent), kills the server, and calls it again on
     the session it opened: the second call reports the server unreachable, nothing sent.
@@ -170,17 +189,7 @@ def test_a_call_that_never_left_is_tried_again_by_horis_retries(tmp_path) -> Non
     text = (tmp_path / "defs.ttl").read_text().replace(
         'horis:timeout "10s" .', 'horis:timeout "10s" ; horis:retries 1 .', 1)
     (tmp_path / "defs.ttl").write_text(text)
-    running: list[subprocess.Popen[bytes]] = []
-
-    def stop(patient: object) -> None:
-        running[0].kill()
-        running[0].wait()
-
-    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
-    world = World.from_files(tmp_path / "world.ttl")
-    with server(tmp_path, port) as proc:
-        running.append(proc)
-        run = agent.run(world, focus=EX.p1)
+    agent, world, run = run_killing_the_server(tmp_path, port)
     steps = run.instances[0].steps
     assert [s.status for s in steps] == ["completed", "completed", "failed"], steps
     error = steps[-1].error
@@ -320,17 +329,7 @@ def test_a_run_that_found_its_server_unreachable_replays_the_same_class(tmp_path
     diverged at the step's error. Recorded, the class comes back as it was raised."""
     port = free_port()
     setup(tmp_path, port)
-    running: list[subprocess.Popen[bytes]] = []
-
-    def stop(patient: object) -> None:
-        running[0].kill()
-        running[0].wait()
-
-    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"stop": stop})
-    world = World.from_files(tmp_path / "world.ttl")
-    with server(tmp_path, port) as proc:
-        running.append(proc)
-        run = agent.run(world, focus=EX.p1, trace=tmp_path / "run.jsonl")
+    agent, _, run = run_killing_the_server(tmp_path, port, trace=tmp_path / "run.jsonl")
     error = run.instances[0].steps[-1].error
     assert type(error) is Unreachable, error
     failed = [e for e in read_trace(tmp_path / "run.jsonl")
