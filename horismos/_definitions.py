@@ -47,7 +47,7 @@ from ._shipped_vocabulary import STEP_CLASSES, authoring_shapes, vocabulary_grap
 from ._shipped_vocabulary import _package_graph as _package_graph
 from ._sources import Where
 from ._timeouts import parse_timeout
-from ._tripped_guards import tripped_guards
+from ._tripped_guards import shut_once_done, tripped_guards
 from ._typed_term_checks import TypedTermChecks
 from ._unchosen_options import unchosen_options
 from ._vocab import HORIS
@@ -172,7 +172,12 @@ class _Builder(
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(
-                self.defs.tools, self.defs.steps, self.defs.workflows, self.entailed_from, self.n
+                self.defs.tools,
+                self.defs.steps,
+                self.defs.workflows,
+                self.entailed_from,
+                self.n,
+                shut_once_done,
             ):
                 self.hazard(h)
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):

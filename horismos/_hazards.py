@@ -146,10 +146,13 @@ def hazards(
     workflows: Mapping[URIRef, Workflow],
     widen: Callable[[URIRef], Iterable[URIRef]],
     name: Callable[[Node], str],
+    shut_once_done: Callable[[ActionStep], bool],
 ) -> Iterator[Hazard]:
     """Every hazard of the built definitions, for the loader to word and locate; each kind is
     found by a function of its own, named in the module's docstring. ``widen`` is what
-    :func:`endless_loops` takes."""
+    :func:`endless_loops` takes; ``shut_once_done``, whether a step's own guard forbids what
+    its tool surely writes on the focus (:func:`._tripped_guards.shut_once_done`), which
+    reads guards with what this module's callers build on it."""
     for tool in tools.values():
         if tool.retries and not tool.idempotent:
             yield Hazard(
@@ -213,7 +216,9 @@ def hazards(
             failure = (
                 _failure_route(step, members, flow, steps, widen) if errs_back and gated else None
             )
-            if answered_loop and gated and failure is None:
+            # a step its own guard shuts once its call has succeeded on the focus is called
+            # again only after a failure: the way back from that is what a warning names
+            if ((answered_loop and gated) or shut_once_done(step)) and failure is None:
                 continue
             # gated by what the loop writes, but not after its own call failed: the way back
             # from a failure is what calls it again, so that is the cycle to name

@@ -49,7 +49,7 @@ from ._model import ActionStep, DecisionStep, Step, Tool, Workflow, ways_out
 from ._preconditions import Precondition
 from ._vocab import HORIS
 
-__all__ = ["tripped_guards"]
+__all__ = ["shut_once_done", "tripped_guards"]
 
 
 def tripped_guards(
@@ -154,6 +154,16 @@ def _guards(step: ActionStep, name: Callable[[Node], str]) -> Iterator[_Guard]:
                 its="its",
                 var_for=lambda a: a,
             )
+
+
+def shut_once_done(step: ActionStep) -> bool:
+    """Whether ``step``'s guard (:func:`_guards`) forbids of the focus a property its own tool
+    surely writes there: once its call has succeeded on a focus, the step never runs on it
+    again, however the flow comes back. A loop through it calls its tool once, then stops
+    there blocked (what :func:`tripped_guards` words), so the warning that the tool is
+    called each time round does not apply."""
+    writes = surely_writes(step)
+    return bool(writes) and any(g.forbidden & writes for g in _guards(step, str))
 
 
 def _first_pass(guard: _Guard, found: _Tripped, name: Callable[[Node], str]) -> Hazard:

@@ -302,3 +302,49 @@ def test_a_loop_through_a_wait_a_person_answers_is_no_unattended_cycle(tmp_path,
     found = load_definitions([tmp_path / "defs.ttl"]).warnings
     cycles = [p for p in found if "is on a cycle" in p.message]
     assert bool(cycles) is warned, "\n".join(map(str, found))
+
+
+DISPENSING = PREFIXES + """
+:t.check a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "feed" ; horis:type :Feed ] ] ;
+    horis:effect [ horis:subject "feed" ;
+                   horis:asserts [ horis:property :checkedAt ; horis:value horis:now ] ] ;
+    horis:binding "python:check" ; horis:idempotent true .
+:t.dispense a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "feed" ; horis:type :Feed ] ] ;
+    horis:effect [ horis:subject "feed" ;
+                   horis:asserts [ horis:property :dispensedAt ; horis:value horis:now ] ] ;
+    horis:binding "python:dispense" ; horis:idempotent false .
+:Dispensing a horis:Workflow ; horis:focusType :Feed ; horis:start :Check .
+:Check a horis:ActionStep ; horis:tool :t.check ;
+    horis:bind [ horis:arg "feed" ; horis:var "this" ] ; horis:next :Dispense .
+:Dispense a horis:ActionStep ; horis:tool :t.dispense ;
+    horis:requires "FILTER NOT EXISTS { ?this :dispensedAt GUARD }" ;
+    horis:bind [ horis:arg "feed" ; horis:var "this" ] ; horis:next :Check .
+"""
+
+
+@pytest.mark.parametrize(("guard", "warned"), [("?t", False), ("'never'", True)])
+def test_a_loop_through_a_step_its_own_guard_shuts_is_not_warned_of_calling_it_again(
+        tmp_path, guard, warned) -> None:
+    """:Check → :Dispense → :Check, the dispense guarded by FILTER NOT EXISTS on what its own
+    tool writes: the second time round it stops there, blocked, and the tool was called once.
+    validate warned that "each time round calls it again", which is what the guard prevents;
+    only the guard's own warning (the check acts again first) is right. A guard on one value
+    the tool never writes stops nothing: still warned of."""
+    write(tmp_path, DISPENSING.replace("GUARD", guard))
+    found = load_definitions([tmp_path / "defs.ttl"]).warnings
+    assert any("is on a cycle" in p.message for p in found) is warned, found
+    assert any("stops at :Dispense, blocked" in p.message for p in found) is not warned, found
+    if warned:
+        return
+    dispensed: list[Any] = []
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={
+        "check": lambda feed: {}, "dispense": lambda feed: dispensed.append(feed) or {}})
+    run = agent.run(World.from_files(tmp_path / "world.ttl"), workflow=EX.Dispensing,
+                    focus=EX.f1)
+    assert run.status == "blocked"
+    assert [(s.step, s.status) for s in run.steps] == [
+        (EX.Check, "completed"), (EX.Dispense, "completed"), (EX.Check, "completed"),
+        (EX.Dispense, "blocked")], run.steps
+    assert dispensed == [EX.f1]
