@@ -32,6 +32,7 @@ from rdflib.util import from_n3
 
 from . import _attempt
 from ._errors import (
+    LowDisk,
     NotSent,
     OutcomeUnknown,
     OutputQuotaExceeded,
@@ -146,6 +147,8 @@ def outcome_of(exc: BaseException, *, own_timeouts: bool = False) -> dict[str, A
             entry["limit"] = exc.limit
         elif isinstance(exc, OutputQuotaExceeded):
             entry["emitted"], entry["quota"] = exc.emitted, exc.quota
+        elif isinstance(exc, LowDisk):
+            entry["free"], entry["waterline"] = exc.free, exc.waterline
     attempt = _attempt.current()
     if isinstance(exc, NotSent) or (attempt is not None and not attempt.sent):
         entry["sent"] = False
@@ -174,6 +177,10 @@ def play(entry: Mapping[str, Any]) -> Any:
             raise OutputQuotaExceeded(
                 message, emitted=int(entry.get("emitted", 0)), quota=int(entry.get("quota", 0))
             )
+        if error == "LowDisk":  # not retried, as a NotSent would be
+            raise LowDisk(
+                message, free=int(entry.get("free", 0)), waterline=int(entry.get("waterline", 0))
+            )
         # and the classes a caller catches (Unreachable: down for now, try later), so the
         # replayed step fails as the live one did, of the class its trace event names; a
         # class not named here (an older runtime's, a newer one's) is a plain ToolError
@@ -181,7 +188,6 @@ def play(entry: Mapping[str, Any]) -> Any:
             "ToolTimeout": ToolTimeout,
             "NotSent": NotSent,
             "Unreachable": Unreachable,
-            "LowDisk": NotSent,
             "OutcomeUnknown": OutcomeUnknown,
             "UnreadableAnswer": UnreadableAnswer,
         }.get(str(error), ToolError)

@@ -17,8 +17,10 @@ import pytest
 from forked import horismos_forked
 from rdflib import Namespace, URIRef
 
-from horismos import Agent, AuthoringError, World
+from horismos import Agent, AuthoringError, LowDisk, World, replay
 from horismos._definitions import load_definitions
+from horismos._outcomes import play
+from horismos._trace import read_trace
 
 EX = Namespace("http://example.org/clinic#")
 
@@ -360,6 +362,36 @@ def test_a_capture_folder_under_its_waterline_starts_nothing(tmp_path, root) -> 
     result = call(agent, world, "t.stubborn")
     assert result.status == "failed" and result.error["kind"] == "low_disk"
     assert not marker.exists()
+
+
+def test_a_run_stopped_by_the_waterline_replays_as_it_ran(tmp_path, root) -> None:
+    """Replay raised a recorded LowDisk as a plain NotSent, which is retried where LowDisk is
+    not (the disk does not empty a moment later): a tool with horis:retries failed once live
+    and was tried again on replay, which then found no recorded call for the retry. It is
+    raised again as LowDisk, with the free space and waterline the run saw."""
+    marker = tmp_path / "started"
+    defs = command("stubborn", f'"python" "stubborn.py" "{marker}"', root,
+                   extra='; horis:minFreeBytes 999999999999999999') + tool(
+        "t.stubborn", "cmd:stubborn").replace(
+        'horis:timeout "10s"', 'horis:timeout "10s" ; horis:retries 2 ; horis:idempotent true'
+    ) + """
+:Check a horis:Workflow ; horis:focusType :Patient ; horis:start :Run .
+:Run a horis:ActionStep ; horis:tool :t.stubborn ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    agent, world = agent_for(tmp_path, defs)
+    run = agent.run(world, workflow=EX.Check, focus=EX.p1)
+    assert run.status == "failed" and isinstance(run.steps[-1].error, LowDisk), run.steps
+    live = run.steps[-1].error
+    run.trace.save(tmp_path / "run.trace.jsonl")
+    report = replay(tmp_path / "run.trace.jsonl", agent)
+    assert not report.diverged and report.complete, str(report)
+    (step,) = [e for e in read_trace(tmp_path / "run.trace.jsonl") if e["type"] == "step"]
+    assert len(step["outcomes"]) == 1  # not retried
+    with pytest.raises(LowDisk) as played:
+        play(step["outcomes"][0])
+    assert (played.value.free, played.value.waterline) == (live.free, live.waterline)
+    assert live.waterline == 999999999999999999 and not marker.exists()
 
 
 def test_a_mistyped_capture_folder_is_refused_before_anything_starts(tmp_path, root) -> None:
