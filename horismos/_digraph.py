@@ -10,7 +10,7 @@ every walk (and the loop a warning shows) is the same on every load.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "descendants",
     "dominators",
     "shortest_path",
+    "simple_cycles",
     "strongly_connected",
 ]
 
@@ -88,6 +89,36 @@ def shortest_path(graph: Mapping[N, Mapping[N, None]], source: N, target: N) -> 
                 parent[nxt] = node
                 queue.append(nxt)
     return None
+
+
+def simple_cycles(
+    graph: Mapping[N, Mapping[N, None]], order: Sequence[N], limit: int = 20_000
+) -> Iterator[list[N]]:
+    """Each elementary cycle through the nodes of ``order`` alone, once, as ``[a, …, a]``
+    from its earliest node in ``order``: a walk from each node through the later ones only.
+    A flow has a handful; a dense one could have exponentially many, so the walk stops after
+    ``limit`` moves, the cycles found by then given."""
+    rank = {n: i for i, n in enumerate(order)}
+    moves = 0
+    for start in order:
+        first = rank[start]
+        path, on_path = [start], {start}
+        work = [iter(graph.get(start, ()))]
+        while work:
+            nxt = next(work[-1], None)
+            if nxt is None:
+                work.pop()
+                on_path.discard(path.pop())
+                continue
+            moves += 1
+            if moves > limit:
+                return
+            if nxt == start:
+                yield [*path, start]
+            elif nxt in rank and rank[nxt] > first and nxt not in on_path:
+                path.append(nxt)
+                on_path.add(nxt)
+                work.append(iter(graph.get(nxt, ())))
 
 
 def strongly_connected(graph: Mapping[N, Mapping[N, None]]) -> Iterator[set[N]]:

@@ -57,7 +57,7 @@ from itertools import pairwise
 from rdflib import RDF, URIRef
 from rdflib.term import Node
 
-from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
+from ._digraph import Digraph, add_edge, shortest_path, simple_cycles, strongly_connected
 from ._model import (
     DEFAULT_MAX_STEPS,
     ActionStep,
@@ -348,35 +348,18 @@ def endless_loops(
     again, calling each tool each time, until it has run the steps its workflow allows
     (``horis:maxSteps``) and fails. A wait or a proposal on the cycle may end it (an
     answer, a model's choice), so such a cycle is left alone, as is one whose reads cannot be
-    told (a variable predicate or class, a property path). Reported at the cycle's first
-    action step (by IRI), once."""
+    told (a variable predicate or class, a property path). Each cycle is judged by what is
+    on it, not by the loops it shares steps with; the shortest such cycle of steps that
+    reach each other is reported, at its first action step (by IRI)."""
     flow = flow_graph(steps)
     for component in strongly_connected(flow):
-        members = [steps[s] for s in component if s in steps]
-        looped = len(component) > 1 or any(
-            t in component for s in members for p, t in ways_out(s) if p != HORIS.onError
-        )
-        actions = sorted(
-            (s for s in members if isinstance(s, ActionStep)), key=lambda s: str(s.iri)
-        )
-        if (
-            not looped
-            or not actions
-            or any(isinstance(s, WaitStep | ProposalStep) for s in members)
-        ):
+        found = _unended_cycle(component, flow, steps, widen)
+        if found is None:
             continue
-        if _guarded(members, widen) is not False:
-            continue
+        cycle, actions = found
         first = actions[0]
-        back = min(
-            (
-                path
-                for nxt in flow[first.iri]
-                if nxt in component and (path := shortest_path(flow, nxt, first.iri)) is not None
-            ),
-            key=len,
-        )
-        cycle = " → ".join(name(x) for x in [first.iri, *back])
+        at = cycle.index(first.iri)
+        shown = [*cycle[at:-1], *cycle[:at], first.iri]
         tools = sorted({a.tool.name for a in actions if a.tool is not None})
         # acting each time round unattended: a tool that asks for approval waits for a
         # person's yes to each call, as a wait only a person ends does
@@ -389,11 +372,11 @@ def endless_loops(
         )
         yield Hazard(
             first.iri,
-            f"the cycle {cycle} never ends by itself: no horis:requires or rule on it reads "
-            f"what its tools ({', '.join(tools)}) write, so each time round it finds the world "
-            "as it was the time before and goes round again, calling each tool each time, "
-            "until the instance has run the steps its workflow allows (horis:maxSteps) and "
-            "fails"
+            f"the cycle {' → '.join(name(x) for x in shown)} never ends by itself: no "
+            f"horis:requires or rule on it reads what its tools ({', '.join(tools)}) write, so "
+            "each time round it finds the world as it was the time before and goes round "
+            "again, calling each tool each time, until the instance has run the steps its "
+            "workflow allows (horis:maxSteps) and fails"
             + (
                 f"; {', '.join(acting)} {'is' if len(acting) == 1 else 'are'} not idempotent, "
                 "so each instance would act that many times over: it is not run"
@@ -403,28 +386,69 @@ def endless_loops(
             "give a step on the cycle a horis:requires that stops holding once the work is "
             "done (e.g. FILTER NOT EXISTS on a property its tool writes), or end the cycle: "
             "drop the horis:next that leads back",
-            HORIS.next if first.next in component else None,
+            HORIS.next if first.next == shown[1] else None,
             harmful=bool(acting),
         )
 
 
-def _guarded(members: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]) -> bool | None:
-    """Whether a pattern on a cycle of ``members`` (a step's or its tool's horis:requires, a
-    decision's rules) reads a property a tool on it writes, or a class writing it may entail
-    (``widen``, as :func:`endless_loops` says): the world it reads changes each time round,
-    so it may stop going round. ``None`` when that cannot be told: a step without its tool, a
-    tool that commits through an adapter, a pattern whose reads are not all named."""
-    written = _written_on_cycle(members, widen)
+def _unended_cycle(
+    component: set[URIRef],
+    flow: Digraph[URIRef],
+    steps: Mapping[URIRef, Step],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+) -> tuple[list[URIRef], list[ActionStep]] | None:
+    """The shortest cycle of ``component`` that nothing on it can end (:func:`endless_loops`),
+    with its action steps by IRI; None when there is none. Each cycle is judged by its own
+    steps: judged as the whole component, a decision's branch that loops back alone (urgent:
+    dispense, then decide again) passed as guarded by a pattern on another branch (the check
+    it takes otherwise reads what the check writes), and dispensed up to the step budget."""
+    order = sorted(component, key=str)
+    said = {s: _reads_and_writes(steps[s], widen) if s in steps else None for s in order}
+    found: tuple[list[URIRef], list[ActionStep]] | None = None
+    for cycle in simple_cycles(flow, order):
+        if found is not None and len(cycle) >= len(found[0]):
+            continue
+        members = [steps[s] for s in dict.fromkeys(cycle) if s in steps]
+        if len(cycle) == 2 and all(
+            p == HORIS.onError for p, t in ways_out(members[0]) if t == cycle[0]
+        ):  # a step back to itself by its own horis:onError alone is stopped at once
+            continue
+        actions = sorted(
+            (s for s in members if isinstance(s, ActionStep)), key=lambda s: str(s.iri)
+        )
+        if not actions or any(isinstance(s, WaitStep | ProposalStep) for s in members):
+            continue
+        reads: set[URIRef] = set()
+        writes: set[URIRef] = set()
+        for s in cycle:
+            if (told := said[s]) is None:  # what it reads or writes cannot be told
+                break
+            reads |= told[0]
+            writes |= told[1]
+        else:
+            if not reads & writes:
+                found = cycle, actions
+    return found
+
+
+def _reads_and_writes(
+    step: Step, widen: Callable[[URIRef], Iterable[URIRef]]
+) -> tuple[set[URIRef], set[URIRef]] | None:
+    """What ``step``'s patterns read (a step's or its tool's horis:requires, a decision's
+    rules) and what its tool writes, widened to what writing it may entail (``widen``, as
+    :func:`endless_loops` says): a cycle on which one is read that another writes may stop
+    going round. None when that cannot be told: a step without its tool, a tool that commits
+    through an adapter, a pattern whose reads are not all named."""
+    written = _written_on_cycle([step], widen)
     if written is None:
         return None
     read: set[URIRef] = set()
-    for s in members:
-        for pre in _patterns(s):
-            got = read_terms(pre.select.algebra)
-            if got is None:
-                return None
-            read |= got
-    return bool(read & written)
+    for pre in _patterns(step):
+        got = read_terms(pre.select.algebra)
+        if got is None:
+            return None
+        read |= got
+    return read, written
 
 
 def _gated(
@@ -439,7 +463,7 @@ def _gated(
     under ``FILTER NOT EXISTS``, ``MINUS``, or an ``OPTIONAL`` the group's ``FILTER
     (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
     merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
-    for silencing the warning that a tool is called each time round; :func:`_guarded`, that
+    for silencing the warning that a tool is called each time round; :func:`_unended_cycle`, that
     the cycle may end at all, is too weak for it. ``writers``: the steps whose writes count,
     when not all of ``members`` (one that records a failure on the way back from ``step``'s
     horis:onError: :func:`_failure_route`)."""

@@ -17,6 +17,7 @@ from horismos._digraph import (
     descendants,
     dominators,
     shortest_path,
+    simple_cycles,
     strongly_connected,
 )
 
@@ -60,6 +61,39 @@ def test_strongly_connected_components_are_networkx_s(pairs: list[tuple[int, int
     found = list(strongly_connected(ours))
     expected = nx.strongly_connected_components(theirs)
     assert sorted(map(sorted, found)) == sorted(map(sorted, expected))
+
+
+def _rotated(cycle: list[int]) -> tuple[int, ...]:
+    """A cycle ``[a, …]`` (networkx's, without the closing node) from its least node."""
+    at = cycle.index(min(cycle))
+    return tuple(cycle[at:] + cycle[:at])
+
+
+@settings(max_examples=300, deadline=None)
+@given(edges)
+def test_simple_cycles_within_a_component_are_networkx_s(pairs: list[tuple[int, int]]) -> None:
+    """Each elementary cycle once, closed, from its earliest node in the order given."""
+    ours, theirs = both(pairs)
+    for component in nx.strongly_connected_components(theirs):
+        order = sorted(component)
+        found = list(simple_cycles(ours, order))
+        assert all(c[0] == c[-1] == min(c) for c in found), found
+        assert all(theirs.has_edge(x, y) for c in found for x, y in pairwise(c))
+        mine = [tuple(c[:-1]) for c in found]
+        assert len(mine) == len(set(mine))
+        expected = {_rotated(c) for c in nx.simple_cycles(theirs.subgraph(component))}
+        assert set(mine) == expected
+
+
+def test_simple_cycles_stop_after_their_limit_of_moves() -> None:
+    """A complete graph of 12 nodes has ~10^8 cycles: the walk stops, what it found given."""
+    complete: Digraph[int] = {}
+    for a in range(12):
+        for b in range(12):
+            if a != b:
+                add_edge(complete, a, b)
+    found = list(simple_cycles(complete, list(range(12)), limit=1000))
+    assert 0 < len(found) <= 1000
 
 
 @settings(max_examples=300, deadline=None)

@@ -348,3 +348,47 @@ def test_a_loop_through_a_step_its_own_guard_shuts_is_not_warned_of_calling_it_a
         (EX.Check, "completed"), (EX.Dispense, "completed"), (EX.Check, "completed"),
         (EX.Dispense, "blocked")], run.steps
     assert dispensed == [EX.f1]
+
+
+URGENT = DISPENSING.replace(
+    ":Dispensing a horis:Workflow ; horis:focusType :Feed ; horis:start :Check .", """
+:Dispensing a horis:Workflow ; horis:focusType :Feed ; horis:start :Decide .
+:Decide a horis:DecisionStep ;
+    horis:when [ horis:requires "?this :hasMore true" ; horis:next :Dispense ; horis:order 1 ] ;
+    horis:otherwise :Check .""").replace(
+    "horis:bind [ horis:arg \"feed\" ; horis:var \"this\" ] ; horis:next :Dispense .",
+    "horis:requires \"FILTER NOT EXISTS { ?this :checkedAt ?t }\" ;\n"
+    "    horis:bind [ horis:arg \"feed\" ; horis:var \"this\" ] ; horis:next :Decide .").replace(
+    "horis:bind [ horis:arg \"feed\" ; horis:var \"this\" ] ; horis:next :Check .",
+    "horis:bind [ horis:arg \"feed\" ; horis:var \"this\" ] ; horis:next :Decide .")
+
+
+@pytest.mark.parametrize("guard", ["", "FILTER NOT EXISTS { ?this :dispensedAt ?t }"])
+def test_a_decision_branch_that_loops_alone_is_judged_by_its_own_steps(tmp_path, guard) -> None:
+    """:Decide sends a feed with more to :Dispense and back to :Decide, any other to :Check
+    and back. The check's guard reads what the check writes, so the loop check, judging all
+    three steps as one, passed the definitions; but nothing on :Decide → :Dispense → :Decide
+    reads what the dispense writes, and `run` dispensed 500 times, to the step budget. That
+    cycle is now judged alone: an error, and nothing runs. Guarded itself, it ends."""
+    write(tmp_path, URGENT.replace("GUARD", "?t").replace(
+        'horis:requires "FILTER NOT EXISTS { ?this :dispensedAt ?t }" ;',
+        f'horis:requires "{guard}" ;' if guard else ""))
+    (tmp_path / "tools.py").write_text(
+        "def check(feed):\n    return {}\n"
+        "def dispense(feed):\n    open('dispensed', 'a').write('x')\n    return {}\n",
+        encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", "defs.ttl", timeout=120)
+    errors = [line for line in p.stdout.splitlines() if ": error: " in line]
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools",
+                          "tools", "--focus", ":f1", timeout=120)
+    assert "Traceback" not in p.stdout + p.stderr + ran.stdout + ran.stderr
+    if guard:
+        assert p.returncode == 0 and not errors, p.stdout
+        assert (tmp_path / "dispensed").read_text() == "x"
+        return
+    assert p.returncode == 1, p.stdout
+    (error,) = errors
+    assert "the cycle :Dispense → :Decide → :Dispense never ends" in error, error
+    assert "t.dispense is not idempotent" in error and "it is not run" in error
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert not (tmp_path / "dispensed").exists()
