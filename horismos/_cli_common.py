@@ -34,7 +34,7 @@ from ._durable_files import fsync_folder
 from ._errors import AuthoringError, Problem, UsageError
 from ._lends import take_back_abandoned
 from ._os_words import detail, written
-from ._policy import approval_record_terms, holds_approval_record
+from ._policy import approval_nodes, approval_record_terms, holds_approval_record
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
 from ._stores import DEFAULT_STORE
@@ -135,9 +135,10 @@ def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) 
         load_world(world, paths)
         return
     files = each_opens(expand_paths(paths, RDF_SUFFIXES))
+    approvals = approval_nodes(world.store)  # what the files may say nothing of either
     if all(stat.S_ISREG(f.stat().st_mode) for f in files):
         try:  # read as the load reads it: the same parser, base and quads
-            held = any(_approval_record(q) for f in files for q in parse_file(f))
+            held = any(_approval_record(q, approvals) for f in files for q in parse_file(f))
         except SyntaxError:  # the load's own error, nothing landed: not a load part-way
             world_data(paths, store, who, "horismos approve")  # raises the file's error
             raise
@@ -146,20 +147,22 @@ def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) 
         load_world(world, paths)
         return
     # a named pipe is read once: parsed, checked, and what was checked lands
-    quads = world_data(paths, store, who, "horismos approve")
+    quads = world_data(paths, store, who, "horismos approve", approvals)
     unindexed(world.store)  # as World.load does: instances it brings have no short id
     world.store.load(quads)
     unindexed(world.store)
 
 
-def _approval_record(q: ox.Quad) -> bool:
-    """:func:`~._policy.approval_record_terms` of a parsed quad."""
+def _approval_record(q: ox.Quad, held: frozenset[str] = frozenset()) -> bool:
+    """:func:`~._policy.approval_record_terms` of a parsed quad; ``held``: the approvals the
+    store holds (:func:`~._policy.approval_nodes`)."""
     s, o, g = q.subject, q.object, q.graph_name
     return approval_record_terms(
         "" if isinstance(s, ox.Triple) else s.value,
         q.predicate.value,
         "" if isinstance(o, ox.Triple) else o.value,
         "" if isinstance(g, ox.DefaultGraph) else g.value,
+        held,
     )
 
 
@@ -173,15 +176,18 @@ def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) ->
     )
 
 
-def world_data(paths: Sequence[str], store: str, who: str, issue: str) -> list[Quad]:
+def world_data(
+    paths: Sequence[str], store: str, who: str, issue: str, held: frozenset[str] = frozenset()
+) -> list[Quad]:
     """The quads of the ``--world`` files ``paths``, parsed once, refused if they hold an
     approval record (``who`` is what counts only the persistent ``--store`` ``store``'s;
-    ``issue``, the command that issues them there): before a lend or a load, and in place
+    ``issue``, the command that issues them there), or say anything of an approval the store
+    holds (``held``, :func:`~._policy.approval_nodes`): before a lend or a load, and in place
     of one where nothing would read them."""
     with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
         load_world(given, paths)
         quads = list(given.store.quads())
-    if holds_approval_record(quads):
+    if holds_approval_record(quads, held):
         raise approvals_refused(paths, store, who, issue)
     return quads
 

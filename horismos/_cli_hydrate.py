@@ -15,7 +15,7 @@ from ._cli_common import (
     allowed_hosts,
     host_option,
     in_memory,
-    load_world,
+    load_world_beside,
     open_for_writing,
     output_format,
     write_world,
@@ -105,7 +105,9 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
                 f"{in_memory(args.store)} keeps nothing after this process: give "
                 "--out F (then horismos run --world F), or a persistent --store"
             )
-        load_world(world, args.world)
+        # beside a persistent store, F lands in it (and stays, whatever the hydration does):
+        # refused if it brings an approval record, as for every other command but `load`
+        load_world_beside(world, args.world, args.store, "horismos hydrate")
         done = world.hydrate(adapter, args.ids, search=args.search, allow_hosts=hosts)
         if args.out:
             write_world(world, defs, args.out, fmt)

@@ -37,6 +37,7 @@ from ._idempotency import check_key
 from ._model import Tool
 from ._policy import (
     allowed,
+    approval_nodes,
     fresh_approval,
     given_holds_for,
     given_issue,
@@ -537,7 +538,13 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
             if lent is not None:
                 lent.lend(args.world, args.store, "approval")
             elif beside:
-                world_data(args.world, args.store, "approval", "horismos tools approve")
+                world_data(
+                    args.world,
+                    args.store,
+                    "approval",
+                    "horismos tools approve",
+                    approval_nodes(world.store),
+                )
             elif args.world:
                 load_world(world, args.world)
             elif not world.store.persistent:  # the world the call reads from FILE_OR_DIR too

@@ -62,6 +62,7 @@ __all__ = [
     "Pending",
     "Policy",
     "allowed",
+    "approval_nodes",
     "approval_record_terms",
     "approve",
     "canonical_json",
@@ -263,23 +264,48 @@ def given_tool(store: Store, approval: str) -> Node | None:
     return next(iter(store.objects(_given_node(approval), HORIS.tool)), None)
 
 
-def holds_approval_record(quads: Iterable[tuple]) -> bool:
+def holds_approval_record(quads: Iterable[tuple], held: frozenset[str] = frozenset()) -> bool:
     """Whether ``quads`` state any approval record: one ``tools approve`` issued or a call
     used up (:func:`given_issue`, :func:`given_use`), or a served call's (:func:`approve`).
     A call on a persistent store takes only the approvals the store held: world data given
     beside it that brought its own would approve the caller's call (the fingerprint is
-    public, and the issuance record is a few triples anyone can write)."""
-    return any(approval_record_terms(str(q[0]), str(q[1]), str(q[2]), str(q[3])) for q in quads)
+    public, and the issuance record is a few triples anyone can write). ``held``: the
+    approvals the store holds (:func:`approval_nodes`), of which the quads may say nothing
+    either."""
+    return any(
+        approval_record_terms(str(q[0]), str(q[1]), str(q[2]), str(q[3]), held) for q in quads
+    )
 
 
 _TYPE, _APPROVAL = str(RDF.type), str(HORIS.Approval)
 
 
-def approval_record_terms(s: str, p: str, o: str, g: str) -> bool:
+def approval_record_terms(
+    s: str, p: str, o: str, g: str, held: frozenset[str] = frozenset()
+) -> bool:
     """:func:`holds_approval_record` of one quad, given its terms' text (an IRI's, a literal's
     lexical form, a blank node's label; ``""`` for the default graph): a file can be scanned
-    as it is parsed, its quads never made rdflib terms."""
-    return s.startswith(_GIVEN) or g.startswith(_GIVEN) or (p == _TYPE and o == _APPROVAL)
+    as it is parsed, its quads never made rdflib terms.
+
+    A quad about an approval the store holds (``held``, its subject or its object) is one
+    too: an approval is found by what its node says (``horis:instance``,
+    ``horis:fingerprint``, the graph it was generated for), so two triples naming an unused
+    approval given for another instance or payload — ``<approval> horis:instance <mine> ;
+    horis:fingerprint "…"`` — approved the caller's call, no ``horis:Approval`` written."""
+    return (
+        s.startswith(_GIVEN)
+        or g.startswith(_GIVEN)
+        or (p == _TYPE and o == _APPROVAL)
+        or (bool(held) and (s in held or o in held))
+    )
+
+
+def approval_nodes(store: Store) -> frozenset[str]:
+    """The IRIs of the approvals ``store`` holds (``a horis:Approval``: a person's, a served
+    call's, one ``tools approve`` issued), for :func:`approval_record_terms`. As many as
+    approvals were ever given there, never the size of the world."""
+    rows = store.select("SELECT DISTINCT ?a WHERE { ?a a horis:Approval }", {}, _NS)
+    return frozenset(str(r["a"]) for r in rows if isinstance(r["a"], URIRef))
 
 
 def given_used(store: Store, approval: str) -> str | None:

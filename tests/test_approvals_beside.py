@@ -17,9 +17,12 @@ from pathlib import Path
 
 import pytest
 from forked import horismos_forked
+from rdflib import RDF
 from test_tools_store_lanes import digest
 
+from horismos import World
 from horismos._policy import fingerprint
+from horismos._vocab import HORIS
 
 DEFS = """\
 @prefix : <http://example.org/clinic#> .
@@ -132,3 +135,88 @@ def test_world_data_from_a_pipe_beside_a_store_is_read_once(
     p = horismos_forked(tmp_path, "instances", *store, "--world", "more.ttl", timeout=60)
     writer.join(5)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_world_data_naming_an_approval_the_store_holds_approves_nothing(
+        tmp_path: Path) -> None:
+    """An approval is found by what its node says, so the record need not be forged whole: two
+    triples beside the store — ``<an approval given for :p1> horis:instance <the :p2
+    instance> ; horis:fingerprint "<:p2's payload>"`` — no ``a horis:Approval`` among them,
+    passed the scan, and the resume charged :p2, which nobody approved, with :p1's approval.
+    A completed ``tools call`` given them kept them in the store for the next plain resume.
+    Now such data is refused like a whole record, and :p1's approval still charges :p1."""
+    (tmp_path / "defs.ttl").write_text(DEFS + """
+:t.look a horis:Tool ; horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+  horis:binding "python:look" ; horis:sideEffect horis:ReadOnly ; horis:idempotent true .
+""", encoding="utf-8")
+    (tmp_path / "tools.py").write_text(TOOLS + "def look(patient):\n    return {}\n",
+                                       encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/clinic#> .\n:p1 a :Patient .\n:p2 a :Patient .\n",
+        encoding="utf-8")
+    store = ["--store", f"oxigraph:{tmp_path / 'S'}"]
+    tools = ("defs.ttl", "--tools", "tools.py")
+    assert horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=120).returncode == 0
+    ran = horismos_forked(tmp_path, "run", *tools, *store, "--workflow", ":Bill", "--all",
+                          "-q", timeout=120)
+    assert ran.returncode == 3, ran.stdout + ran.stderr  # both wait for approval
+    listed = horismos_forked(tmp_path, "instances", *store, "--format", "json", timeout=120)
+    by_focus = {i["focus"]: i["instance"] for i in json.loads(listed.stdout)}
+    p1, p2 = by_focus[P2.replace("p2", "p1")], by_focus[P2]
+    fp1 = fingerprint("http://example.org/clinic#t.charge", {"patient": P2.replace("p2", "p1")})
+    approved = horismos_forked(tmp_path, "approve", "defs.ttl", *store, "--instance", p1,
+                               "--fingerprint", fp1, timeout=120)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    with World.open(store[1], create=False) as world:
+        (node,) = set(world.graph.subjects(RDF.type, HORIS.Approval))
+    fp2 = fingerprint("http://example.org/clinic#t.charge", {"patient": P2})
+    (tmp_path / "moved.ttl").write_text(
+        f'<{node}> <{HORIS.instance}> <{p2}> ; <{HORIS.fingerprint}> "{fp2}" .\n',
+        encoding="utf-8")
+    (tmp_path / "pointed.trig").write_text(  # a second graph made by it: counted twice
+        f"<urn:x:g2> {{ <urn:x:g2> <http://www.w3.org/ns/prov#wasGeneratedBy> <{node}> . }}\n",
+        encoding="utf-8")
+    before = digest(store, tmp_path)
+    for command in (
+        ("resume", *tools, *store, "--world", "moved.ttl", "--instance", p2),
+        ("run", *tools, *store, "--world", "moved.ttl", "--workflow", ":Bill", "--focus", ":p2"),
+        ("tools", "call", "t.look", *tools, *store, "--world", "moved.ttl", "--args",
+         '{"patient": ":p1"}'),
+        ("instances", *store, "--world", "pointed.trig"),
+    ):
+        p = horismos_forked(tmp_path, *command, timeout=120)
+        assert p.returncode == 2, (command, p.stdout + p.stderr)
+        assert "holds an approval record" in p.stderr and "Nothing was loaded" in p.stderr
+        assert digest(store, tmp_path) == before, command  # nothing landed
+    resumed = horismos_forked(tmp_path, "resume", *tools, *store, "--instance", p2,
+                              timeout=120)
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # still waiting
+    assert not (tmp_path / "calls.log").exists()
+    resumed = horismos_forked(tmp_path, "resume", *tools, *store, "--instance", p1,
+                              timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (tmp_path / "calls.log").read_text() == P2.replace("p2", "p1") + "\n"
+
+
+def test_hydrate_beside_a_store_lands_no_approval_record(tmp_path: Path,
+                                                          waiting: tuple[list[str], str]) -> None:
+    """``hydrate --store S --world F`` loaded F into S first, unchecked, and F stayed there
+    though the hydration failed: a hand-written approval in F then let the next plain resume
+    charge a patient nobody approved. It is refused as by every command but ``load``."""
+    store, instance = waiting
+    (tmp_path / "forged.trig").write_text(forged(instance), encoding="utf-8")
+    (tmp_path / "adapter.ttl").write_text(
+        "@prefix horis: <https://w3id.org/horismos#> .\n"
+        '<http://example.org/clinic#ehr> a horis:Adapter ; '
+        'horis:baseUrl "http://127.0.0.1:9/fhir" ; horis:grantedScope "system/*.read" .\n',
+        encoding="utf-8")
+    before = digest(store, tmp_path)
+    p = horismos_forked(tmp_path, "hydrate", "adapter.ttl", *store, "--world", "forged.trig",
+                        "--id", "Patient/x", timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "holds an approval record" in p.stderr and "Nothing was loaded" in p.stderr
+    assert digest(store, tmp_path) == before
+    resumed = horismos_forked(tmp_path, "resume", "defs.ttl", "--tools", "tools.py", *store,
+                              "--instance", instance, timeout=120)
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # still waiting
+    assert not (tmp_path / "calls.log").exists()
