@@ -668,10 +668,10 @@ def approve(
         (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
     ]
     approved = defs.tools.get(cast(URIRef, latest["tool"]))
+    asked = latest.get("asked")
     if approved is not None:  # holds while the tool is so defined (see implementation)
         server = server_of(approved, servers_in_force(defs, servers))
         now = implementation(approved, server)
-        asked = latest.get("asked")
         if asked is not None and str(asked) != now:
             raise UsageError(
                 f"{defs.name(latest['tool'])} is defined differently in the definitions given "
@@ -681,6 +681,12 @@ def approve(
                 "Approve with the definitions the instance ran with, or resume it with these "
                 "first: it then asks again, for the tool as they define it"
             )
+        triples.append((node, HORIS.implementation, Literal(now)))
+    elif asked is not None:
+        # definitions that do not define the tool (a folder given without its tools file):
+        # the approval is of the tool as the request showed it. Recorded with none, it held
+        # for any later definition, and a resume with the tool rebound called other code
+        now = str(asked)
         triples.append((node, HORIS.implementation, Literal(now)))
     else:
         now = None

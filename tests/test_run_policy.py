@@ -709,3 +709,41 @@ def test_cli_resume_holds_the_approved_call_to_its_own_policy_and_keeps_the_appr
                        *wide)
     assert went_on.returncode == 0, went_on.stdout + went_on.stderr
     assert (tmp_path / "calls.log").read_text().count("\n") == 1
+
+
+def test_an_approval_given_without_the_tools_definition_is_of_the_tool_as_asked(
+        tmp_path) -> None:
+    """``horismos approve`` given definitions that do not define the tool (the workflow's
+    ontology without its tools file) recorded the approval for no definition of it, so it
+    held for any: a resume with ``t.discharge`` rebound to other code called that code. It
+    is now the approval of the tool as the request showed it: the rebound tool asks again."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "bare.ttl").write_text(PREFIXES, encoding="utf-8")  # the tool not defined
+    (tmp_path / "rebound.ttl").write_text(definitions(APPROVAL).replace(
+        '"python:discharge"', '"python:discharge_for_real"'), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "tools.py").write_text(TOOLS + """
+def discharge_for_real(patient, queue):
+    with open("real.log", "a") as f:
+        f.write(patient + "\\n")
+    return {"ref": "REAL"}
+""", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    ran = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "tools.py",
+                   "--focus", ":p1")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
+    instance = ran.stdout.split("Instance ")[1].split()[0]
+    approved = horismos(tmp_path, "approve", "bare.ttl", *store, "--instance", instance,
+                        "--fingerprint", fp)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    resumed = horismos(tmp_path, "resume", "rebound.ttl", *store, "--tools", "tools.py",
+                       "--instance", instance)
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # asks again
+    assert "approval was given for an earlier definition of t.discharge" in resumed.stdout
+    assert not (tmp_path / "real.log").exists() and not (tmp_path / "calls.log").exists()
+    resumed = horismos(tmp_path, "resume", "defs.ttl", *store, "--tools", "tools.py",
+                       "--instance", instance)  # the tool as approved: called, once
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 1
