@@ -295,16 +295,33 @@ def approval_record_terms(
     return (
         s.startswith(_GIVEN)
         or g.startswith(_GIVEN)
+        or s.startswith(_REQUESTS)
+        or g.startswith(_REQUESTS)
         or (p == _TYPE and o == _APPROVAL)
         or (bool(held) and (s in held or o in held))
     )
 
 
+_REQUESTS = "urn:horismos:approval:"
+"""The graphs a request for approval is kept in (:meth:`Pending.quads`): what ``approve``
+reads the payload it shows, the count it allows and the definition it binds to from."""
+
+
 def approval_nodes(store: Store) -> frozenset[str]:
-    """The IRIs of the approvals ``store`` holds (``a horis:Approval``: a person's, a served
-    call's, one ``tools approve`` issued), for :func:`approval_record_terms`. As many as
-    approvals were ever given there, never the size of the world."""
-    rows = store.select("SELECT DISTINCT ?a WHERE { ?a a horis:Approval }", {}, _NS)
+    """The IRIs of the approvals ``store`` holds (a person's, a served call's, one ``tools
+    approve`` issued) and of the requests for approval it keeps, for
+    :func:`approval_record_terms`: every node with a ``horis:fingerprint`` but an idempotency
+    key's. A request is as much the store's record as an approval: a second ``rdfs:comment``
+    on one made ``approve`` show a person another payload than the fingerprint approved (the
+    call then sent the real one), and a second ``horis:approvalsAsked`` let more approvals
+    be given than calls asked. As many as approvals were asked and given, never the size of
+    the world."""
+    rows = store.select(
+        "SELECT DISTINCT ?a WHERE { ?a horis:fingerprint ?fp "
+        "FILTER NOT EXISTS { ?a a horis:IdempotencyKey } }",
+        {},
+        _NS,
+    )
     return frozenset(str(r["a"]) for r in rows if isinstance(r["a"], URIRef))
 
 
@@ -632,6 +649,16 @@ def approve(
         raise UsageError(
             f"instance {instance} waits for no approval with fingerprint {fp}; "
             f"it waits for: {waiting}. An approval holds for one exact payload"
+        )
+    if fingerprint(str(latest["tool"]), payloads[fp]) != fp:
+        # what is shown and recorded as approved is the request's payload: one whose
+        # fingerprint is another's would have a person approve other arguments than the call
+        # then sends (a request's record changed in the store since the runtime wrote it)
+        raise UsageError(
+            f"instance {instance}'s request for approval shows the payload "
+            f"{canonical_json(payloads[fp])} under fingerprint {fp}, which is not that "
+            "payload's: the store's record of the request was changed since it was made, so "
+            "nothing is approved. Run the instance again from a world whose record is its own"
         )
     served = str(instance).startswith(SERVED_PREFIX)
     if not served and not _waits_at(world.store, instance, latest["step"]):

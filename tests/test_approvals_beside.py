@@ -220,3 +220,46 @@ def test_hydrate_beside_a_store_lands_no_approval_record(tmp_path: Path,
                               "--instance", instance, timeout=120)
     assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # still waiting
     assert not (tmp_path / "calls.log").exists()
+
+
+def test_a_request_for_approval_shows_the_payload_its_fingerprint_approves(
+        tmp_path: Path, waiting: tuple[list[str], str]) -> None:
+    """``approve`` shows and records the payload the instance's request keeps, and a request
+    is a node in the store like any other: a second ``rdfs:comment`` on it, given beside the
+    store as ``--world`` data to any command, had ``approve`` say "approved … {"patient":
+    ":p1"}" for the fingerprint of the call on :p2, which the resume then made. World data
+    saying anything of a request is now refused like an approval record, and ``approve``
+    refuses a request whose payload is not its fingerprint's, however the store came by it
+    (``horismos load`` writes what an operator gives it)."""
+    store, instance = waiting
+    fp = fingerprint("http://example.org/clinic#t.charge", {"patient": P2})
+    with World.open(store[1], create=False) as world:
+        (request,) = {s for s, _, o in world.graph.triples((None, HORIS.fingerprint, None))
+                      if str(o) == fp}
+    shown = json.dumps({fp: {"patient": P2.replace("p2", "p1")}})
+    (tmp_path / "shown.nt").write_text(
+        f"<{request}> <http://www.w3.org/2000/01/rdf-schema#comment> {json.dumps(shown)} .\n",
+        encoding="utf-8")
+    (tmp_path / "later.trig").write_text(f"""\
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+<urn:horismos:approval:later> {{ <urn:horismos:approval:later> prov:wasGeneratedBy <urn:x:r> .
+  <urn:x:r> horis:instance <{instance}> ; horis:step <http://example.org/clinic#Charge> ;
+    horis:tool <http://example.org/clinic#t.charge> ; horis:fingerprint "{fp}" ;
+    prov:startedAtTime "2999-01-01T00:00:00+00:00"^^xsd:dateTime ;
+    rdfs:comment {json.dumps(shown)} . }}
+""", encoding="utf-8")
+    before = digest(store, tmp_path)
+    for given in ("shown.nt", "later.trig"):
+        p = horismos_forked(tmp_path, "instances", *store, "--world", given, timeout=120)
+        assert p.returncode == 2 and "holds an approval record" in p.stderr, p.stdout + p.stderr
+        assert digest(store, tmp_path) == before
+    loaded = horismos_forked(tmp_path, "load", "later.trig", *store, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    approved = horismos_forked(tmp_path, "approve", "defs.ttl", *store, "--instance", instance,
+                               "--fingerprint", fp, timeout=120)
+    assert approved.returncode == 2, approved.stdout + approved.stderr
+    assert "which is not that payload's" in approved.stderr, approved.stderr
+    assert "approved" not in approved.stdout
