@@ -437,7 +437,9 @@ def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> N
     for s, p, o in triples:
         datatype = o.datatype if isinstance(o, Literal) else None  # "…"^^horis:X too
         if any(str(t).startswith(NS) for t in (s, p, o, datatype) if isinstance(t, URIRef)) or (
-            str(s).startswith("urn:horismos:")
+            # of a runtime node as an object too: `<g> prov:wasGeneratedBy <an approval>`
+            # gave one approval a second graph, and a forEach two calls on it
+            any(str(t).startswith("urn:horismos:") for t in (s, o) if isinstance(t, URIRef))
         ):
             raise UsageError(
                 f"the facts write {defs.name(s)} {defs.name(p)} {defs.name(o)}: "

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from forked import horismos_forked
 from in_process import horismos_load
-from rdflib import Literal, Namespace
+from rdflib import RDF, Literal, Namespace
 
 from horismos import Agent, PolicyRefused, UsageError, World, replay
 from horismos._stores import Change
@@ -747,3 +747,67 @@ def discharge_for_real(patient, queue):
                        "--instance", instance)  # the tool as approved: called, once
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert len((tmp_path / "calls.log").read_text().splitlines()) == 1
+
+
+DUES = PREFIXES + """
+:due a owl:DatatypeProperty .
+:go a owl:DatatypeProperty .
+:t.pay a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "amount" ; horis:type xsd:decimal ] ] ;
+    horis:binding "python:pay" ; horis:sideEffect horis:HostStateWrite ;
+    horis:requiresApproval true ; horis:idempotent false .
+:Dues a horis:Workflow ; horis:focusType :Patient ; horis:start :Pay .
+:Pay a horis:ActionStep ; horis:tool :t.pay ; horis:forEach true ;
+    horis:requires "?this :due ?amount ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+:Ask a horis:Workflow ; horis:focusType :Patient ; horis:start :Wait .
+:Wait a horis:WaitStep ; horis:reason "go?" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :go ?x ." .
+"""
+
+
+def test_one_approval_is_one_call_however_many_graphs_name_it(tmp_path) -> None:
+    """A forEach paying 12 and 12.0 asks for two approvals of the one payload. One was given;
+    then a person answering another instance's wait added, among its facts, ``<g>
+    prov:wasGeneratedBy <that approval>``: the approval had a second graph, was counted twice,
+    and the resume paid twice on it. Facts naming a runtime node are refused now, and an
+    approval counts once however the store came to say so (here an operator's ``load``)."""
+    (tmp_path / "defs.ttl").write_text(DUES, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ":p1 a :Patient ; :due 12, 12.0 .\n:p2 a :Patient .\n", encoding="utf-8")
+    (tmp_path / "tools.py").write_text(
+        'def pay(patient, amount):\n    open("calls.log", "a").write(f"{amount}\\n")\n'
+        "    return {}\n", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    tools = ("defs.ttl", "--tools", "tools.py", *store)
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    dues = horismos(tmp_path, "run", *tools, "--workflow", ":Dues", "--focus", ":p1")
+    assert dues.returncode == 3 and "(2 calls of this payload" in dues.stdout, dues.stdout
+    fp = dues.stdout.split("Fingerprint: ")[1].split()[0]
+    paying = dues.stdout.split("Instance ")[1].split()[0]
+    asked = horismos(tmp_path, "run", *tools, "--workflow", ":Ask", "--focus", ":p2", "-q")
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    listed = json.loads(horismos(tmp_path, "instances", *store, "--format", "json").stdout)
+    (waiting,) = [i["instance"] for i in listed if i["instance"] != paying]
+    approved = horismos(tmp_path, "approve", "defs.ttl", *store, "--instance", paying,
+                        "--fingerprint", fp)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    with World.open(store[1], create=False) as world:
+        (approval,) = set(world.graph.subjects(RDF.type, HORIS.Approval))
+    pointer = f"<urn:x:g> <http://www.w3.org/ns/prov#wasGeneratedBy> <{approval}> ."
+    answered = horismos(tmp_path, "resume", *tools, "--instance", waiting, "--facts",
+                        f":p2 :go true . {pointer}")
+    assert answered.returncode == 2, answered.stdout + answered.stderr
+    assert "runtime state" in answered.stderr
+    (tmp_path / "pointer.nt").write_text(pointer + "\n", encoding="utf-8")
+    assert horismos(tmp_path, "load", "pointer.nt", *store).returncode == 0
+    resumed = horismos(tmp_path, "resume", *tools, "--instance", paying)
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # one approval of two
+    assert not (tmp_path / "calls.log").exists()
+    again = horismos(tmp_path, "approve", "defs.ttl", *store, "--instance", paying,
+                     "--fingerprint", fp)
+    assert again.returncode == 0, again.stdout + again.stderr
+    resumed = horismos(tmp_path, "resume", *tools, "--instance", paying)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 2
