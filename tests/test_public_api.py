@@ -67,3 +67,35 @@ def test_a_name_that_is_not_a_string_is_a_usage_error_saying_what_to_give():
         with pytest.raises(horismos.UsageError, match="is not a name: give a string"):
             agent.run(world, **given)
     assert world.digest() == before
+
+
+def test_a_users_program_type_checks_against_the_public_api(tmp_path):
+    """Without a ``py.typed`` marker mypy refused to read the installed package ("module is
+    installed, but missing library stubs or py.typed marker") and under ``--strict`` a
+    program embedding Horismos failed its type check at its import, every name ``Any``; the
+    package is typed, so a user's checker reads its annotations: a right program passes and a
+    wrong one is told where."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "service.py").write_text(
+        "from horismos import Agent, Run, StepRecord, World\n\n\n"
+        "def handle(agent: Agent, world: World, focus: str) -> str:\n"
+        "    run: Run = agent.run(world, workflow=':Triage', focus=focus)\n"
+        "    first: StepRecord = run.steps[0]\n"
+        "    return f'{first.step} {run.status}'\n\n\n"
+        "def wrong(run: Run) -> int:\n"
+        "    return run.status\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+         "service.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    report = done.stdout + done.stderr
+    assert "py.typed" not in report, report
+    assert "service.py:11: error: Incompatible return value type" in report, report
+    assert report.count("error:") == 1, report
