@@ -214,7 +214,10 @@ class Agent:
         it stands (the run's one instance, no steps) — what a client retrying after a timeout
         needs, rather than a second run and its calls; decided under the focus's claim on a
         shared world, so two such requests at once start one instance.
+
+        From a coroutine, ``await agent.arun(...)``: this one raises UsageError there.
         """
+        _loop.not_in_running_loop("agent.run()", "write `await agent.arun(...)` there")
         return _loop.run(
             self.arun(
                 world,
@@ -470,7 +473,9 @@ class Agent:
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
     ) -> Run:
-        """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first."""
+        """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first.
+        From a coroutine, ``await agent.aresume(...)``: this one raises UsageError there."""
+        _loop.not_in_running_loop("agent.resume()", "write `await agent.aresume(...)` there")
         return _loop.run(
             self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
         )

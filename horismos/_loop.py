@@ -36,7 +36,9 @@ from collections.abc import Coroutine
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["run", "stop_main"]
+from ._errors import UsageError
+
+__all__ = ["not_in_running_loop", "run", "stop_main"]
 
 T = TypeVar("T")
 
@@ -59,6 +61,22 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         if not kept.idle():
             kept.close()
+
+
+def not_in_running_loop(call: str, instead: str) -> None:
+    """Refuse a sync entry point (``call``, e.g. ``agent.run()``) on a thread whose event loop is
+    running — called from a coroutine, where it cannot wait for its own loop — saying what to
+    write there (``instead``). It raised asyncio's ``RuntimeError: asyncio.run() cannot be
+    called from a running event loop`` with a "coroutine was never awaited" warning, which
+    named neither the call nor its async form."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: the usual case
+        return
+    raise UsageError(
+        f"{call} was called from a coroutine, inside a running event loop, where it cannot wait "
+        f"for its own: {instead}"
+    )
 
 
 def stop_main() -> None:

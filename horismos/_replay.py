@@ -49,6 +49,7 @@ from ._errors import (
     UsageError,
 )
 from ._event_shape import reading
+from ._loop import not_in_running_loop
 from ._model import ProposalStep, Tool
 from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
@@ -516,8 +517,13 @@ def replay(
     """Replay a recorded run with ``agent``'s definitions; report the first divergence.
 
     Raises :class:`~horismos.TraceTampered` or :class:`~horismos.TraceVersionError` for a
-    trace that cannot be trusted or read; a divergence is reported, not raised.
+    trace that cannot be trusted or read; a divergence is reported, not raised. From a
+    coroutine, run it in a thread (``await asyncio.to_thread(replay, trace, agent)``): called
+    there it raises UsageError.
     """
+    not_in_running_loop(
+        "replay()", "run it in a thread from there, `await asyncio.to_thread(replay, trace, agent)`"
+    )
     return asyncio.run(_replay(trace, agent, reexecute_idempotent))
 
 

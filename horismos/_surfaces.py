@@ -81,7 +81,11 @@ class Catalog(ToolIndex):
         ``idempotency_key``: your name for this one call (a UUID, say), to retry it safely
         after its answer was lost: a call with a key a call was made with calls nothing and
         answers what that call answered (``result.replayed``), or is refused when its
-        arguments differ (``idempotency_key_reused``) or that call is in flight or in doubt."""
+        arguments differ (``idempotency_key_reused``) or that call is in flight or in doubt.
+        From a coroutine, ``await agent.catalog.acall(...)``: this one raises UsageError there."""
+        _loop.not_in_running_loop(
+            "agent.catalog.call()", "write `await agent.catalog.acall(...)` there"
+        )
         return _loop.run(  # as Agent.run: an answer a Ctrl-C came too late to stop is kept
             self.acall(
                 name,
@@ -126,7 +130,13 @@ class Catalog(ToolIndex):
         no start and no arguments); while the instance still has it open, UsageError says to
         continue that instance. ``name`` may be the full IRI a tool had before it was
         renamed, for a call left in doubt under it (:meth:`tool_in_doubt`). Raises UsageError
-        for a tool that is idempotent or arguments that do not fit."""
+        for a tool that is idempotent or arguments that do not fit, and when called from a
+        coroutine (there, ``await asyncio.to_thread(agent.catalog.reconcile, ...)``)."""
+        _loop.not_in_running_loop(
+            "agent.catalog.reconcile()",
+            "run it in a thread from there, `await asyncio.to_thread(agent.catalog.reconcile, "
+            "name, args, world)`",
+        )
         world = given_world(world)
         return asyncio.run(reconcile_call(self, self.tool_in_doubt(name, world), args, world))
 

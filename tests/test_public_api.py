@@ -99,3 +99,45 @@ def test_a_users_program_type_checks_against_the_public_api(tmp_path):
     assert "py.typed" not in report, report
     assert "service.py:11: error: Incompatible return value type" in report, report
     assert report.count("error:") == 1, report
+
+
+def test_a_sync_entry_point_called_from_a_coroutine_says_what_to_await(tmp_path):
+    """``agent.run(...)`` inside ``async def`` (a web handler, a pytest-asyncio test) raised
+    asyncio's ``RuntimeError: asyncio.run() cannot be called from a running event loop``,
+    naming neither the call nor its async form, with a "coroutine 'Agent.arun' was never
+    awaited" warning. Each sync entry point is a UsageError there saying what to write, and
+    leaves the world as it was."""
+    import asyncio
+    import warnings
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    before = world.digest()
+    calls = {
+        "await agent.arun(...)": lambda: agent.run(world, focus=":patient42"),
+        "await agent.aresume(...)": lambda: agent.resume(world, "deadbeef"),
+        "await agent.catalog.acall(...)": lambda: agent.catalog.call(
+            "ehr.assign_queue", {"patient": ":patient42", "queue": ":urgent"}, world),
+        "asyncio.to_thread(agent.catalog.reconcile": lambda: agent.catalog.reconcile(
+            "ehr.assign_queue", {"patient": ":patient42", "queue": ":urgent"}, world),
+        "asyncio.to_thread(replay, trace, agent)": lambda: horismos.replay(
+            tmp_path / "none.jsonl", agent),
+    }
+
+    async def handler() -> None:
+        for instead, call in calls.items():
+            with pytest.raises(horismos.UsageError, match="inside a running event loop") as e:
+                call()
+            assert instead in str(e.value)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no coroutine left never awaited
+        asyncio.run(handler())
+    assert world.digest() == before
