@@ -9,7 +9,7 @@ from typing import Any, Literal
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._errors import RunError, ShaclMessage
+from ._errors import RunError, ShaclMessage, UsageError
 from ._trace import Trace
 
 __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
@@ -92,6 +92,20 @@ class Run:
 
     @property
     def instance(self) -> URIRef:
+        """The instance's IRI (for ``agent.resume``); with several (``all=True``) the first,
+        ``instances`` has each. A run that holds none — ``keep=False`` keeps none, and
+        ``all=True`` may find no focus node to run — raises UsageError saying where to read
+        them: it raised a bare ``IndexError``."""
+        if not self.instances:
+            ran = sum(self.counts.values())
+            raise UsageError(
+                f"this run holds no instance: it ran {ran} and kept none (keep=False), so read "
+                "each one as it ends with on_instance=, or run with keep=True"
+                if ran
+                else "this run ran no instance: with all=True no focus node was left to run "
+                "(a node with a finished instance of the workflow is left out; give focus= to "
+                "run one again)"
+            )
         return self.instances[0].instance
 
     @property

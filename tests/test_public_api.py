@@ -141,3 +141,35 @@ def test_a_sync_entry_point_called_from_a_coroutine_says_what_to_await(tmp_path)
         warnings.simplefilter("error")  # no coroutine left never awaited
         asyncio.run(handler())
     assert world.digest() == before
+
+
+def test_a_runs_instance_when_it_holds_none_says_where_to_read_them(tmp_path):
+    """``run.instance`` (what ``agent.resume`` takes) of a run that holds no instance — a batch
+    run with ``keep=False``, or ``all=True`` with every focus node finished — was a bare
+    ``IndexError: list index out of range``; it is a UsageError saying why and what to use."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":urgent a :AcuityLevel .\n"
+        ":patient42 a :Patient ; :acuity :urgent .\n"
+        ":nurse7 a :Nurse ; :onDuty true .\n"
+    )
+    agent = horismos.Agent.from_files(
+        root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl",
+        tools={"ehr_client.assign_queue": lambda patient, queue: {"queueRef": "Q-URGENT-1"},
+               "ehr_client.notify_nurse": lambda patient, nurse, ref: {"assignedNurse": nurse}})
+    world = horismos.World.from_files(tmp_path / "world.ttl")
+    ended: list[horismos.InstanceRun] = []
+    batch = agent.run(world, all=True, keep=False, on_instance=ended.append)
+    assert batch.status == "completed" and len(ended) == 1
+    with pytest.raises(horismos.UsageError, match=r"kept none \(keep=False\).*on_instance="):
+        print(batch.instance)
+    again = agent.run(world, all=True)
+    assert again.instances == []
+    with pytest.raises(horismos.UsageError, match="no focus node was left to run"):
+        print(again.instance)
+    assert agent.run(world, focus=":patient42").instance != ended[0].instance
