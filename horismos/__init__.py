@@ -17,6 +17,7 @@ try:
     from ._digest import Digest
     from ._discovery import Discovery
     from ._errors import (
+        AmbiguousName,
         ArgumentTypeError,
         AuthoringError,
         BrokerError,
@@ -74,6 +75,7 @@ __all__ = [
     "HORIS",
     "Adapter",
     "Agent",
+    "AmbiguousName",
     "ArgumentTypeError",
     "AuthoringError",
     "BrokerError",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import horismos
 
 PUBLIC = [
-    "HORIS", "Adapter", "Agent", "ArgumentTypeError", "AuthoringError", "BrokerError",
+    "HORIS", "Adapter", "Agent", "AmbiguousName", "ArgumentTypeError", "AuthoringError",
+    "BrokerError",
     "CallInFlight", "CallResult", "Catalog", "Conflict", "Definitions", "Digest", "Discovery",
     "Divergence", "GateRejected", "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun",
     "LeaseLost", "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
@@ -173,3 +174,35 @@ def test_a_runs_instance_when_it_holds_none_says_where_to_read_them(tmp_path):
     with pytest.raises(horismos.UsageError, match="no focus node was left to run"):
         print(again.instance)
     assert agent.run(world, focus=":patient42").instance != ended[0].instance
+
+
+def test_a_curie_of_two_namespaces_is_an_exported_error_naming_them(tmp_path):
+    """Files binding ``:`` to two namespaces, each with a ``:patient42``, made
+    ``focus=":patient42"`` raise ``horismos._errors.AmbiguousName`` — in the documented error
+    tree, with the IRIs it could mean in ``candidates``, but not importable from ``horismos``:
+    catching it by name took a private module. It is exported."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "other.ttl").write_text(
+        "@prefix : <http://example.org/other#> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        ":Thing a rdfs:Class .\n"
+    )
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/ehr#> .\n@prefix o: <http://example.org/other#> .\n"
+        ":urgent a :AcuityLevel .\n:patient42 a :Patient ; :acuity :urgent .\n"
+        "o:patient42 a o:Thing .\n"
+    )
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl", tmp_path / "other.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    world = horismos.World.from_files(tmp_path / "world.ttl")
+    with pytest.raises(horismos.AmbiguousName, match="write the full IRI") as e:
+        agent.run(world, focus=":patient42")
+    assert e.value.candidates == ("http://example.org/ehr#patient42",
+                                  "http://example.org/other#patient42")
+    assert isinstance(e.value, horismos.UsageError)
