@@ -94,6 +94,11 @@ class Agent:
         allow_modules: Iterable[str] = (),
         allow_hosts: Iterable[str] = (),
     ) -> Agent:
+        """An agent over the definitions in ``paths`` (Turtle files, or folders of them: the
+        workflows, their tools and the ontology), loaded and checked as `load_definitions`
+        does; raises `AuthoringError` listing every error. ``tools`` maps the NAME of each
+        ``python:NAME`` binding to its function, sync or async; the other options are the
+        constructor's."""
         return cls(
             load_definitions(paths),
             tools=tools,
@@ -110,6 +115,9 @@ class Agent:
         return Catalog(self)
 
     def workflow(self, name: str | URIRef | None = None) -> Workflow:
+        """The declared workflow ``name`` (an IRI or CURIE), or the only one when ``name`` is
+        None; its ``.iri`` is what `wait_for_instances` takes. Raises UsageError when there is
+        no such workflow, or several and none is named."""
         wfs = self.definitions.workflows
         if name is None:
             if len(wfs) == 1:

@@ -137,6 +137,7 @@ class CallResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the call completed and its effects landed."""
         return self.status == "completed"
 
     def not_kept(self) -> None:
@@ -155,6 +156,8 @@ class CallResult:
             self.content[0] = {"type": "text", "text": _summary(self)}
 
     def to_json(self) -> dict[str, Any]:
+        """The envelope as JSON (``docs/call-envelope.schema.json``): status, content,
+        artifacts, effects, gate, error."""
         return {
             "status": self.status,
             "content": self.content,

@@ -95,6 +95,7 @@ class ToolEntry:
     """The arguments as an author reads them (``patient: :Patient, ref?: xsd:string``)."""
 
     def to_json(self, *, readiness: bool = True) -> dict[str, Any]:
+        """The entry as JSON, as ``horismos tools list --format json`` prints it."""
         out: dict[str, Any] = {
             "name": self.name,
             "iri": self.iri,

@@ -207,6 +207,7 @@ class Digest:
 
     @classmethod
     def from_text(cls, text: str) -> Digest:
+        """The digest whose state ``text`` holds: what :meth:`to_text` wrote."""
         return cls(base64.b64decode(text.encode("ascii"), validate=True))
 
     @property

@@ -133,9 +133,11 @@ class Discovery:
 
     @property
     def matched(self) -> int:
+        """How many of the query's words matched the tool."""
         return len(self.why_selected)
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as JSON, as ``horismos tools discover --format json`` prints it."""
         e = self.entry
         return {
             "name": e.name,
@@ -154,6 +156,7 @@ class Discovery:
         }
 
     def text(self, rank: int) -> str:
+        """The finding as ``horismos tools discover`` prints it, numbered ``rank``."""
         e = self.entry
         matched = "; ".join(f"{w['token']} ({', '.join(w['fields'])})" for w in self.why_selected)
         lines = [f"{rank}. {e.name}  {self.availability}  matched {self.matched}: {matched}"]

@@ -193,6 +193,7 @@ class ShaclMessage:
         return f"{self.focus}{path}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
+        """The message's fields that are set, as in a trace's gate verdict."""
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 

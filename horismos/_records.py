@@ -110,14 +110,19 @@ class Run:
 
     @property
     def steps(self) -> list[StepRecord]:
+        """One record a step, each instance's in turn: ``.step``, ``.tool``, ``.args`` (one
+        mapping of argument to N-Triples text per call), ``.status``, ``.effects`` (the
+        triples that landed), ``.error``."""
         return [s for i in self.instances for s in i.steps]
 
     @property
     def error(self) -> RunError | None:
+        """The first instance's error that has one (a typed `RunError`), else None."""
         return next((i.error for i in self.instances if i.error is not None), None)
 
     @property
     def blocked_by(self) -> str | None:
+        """The pattern that blocked the first blocked instance, else None."""
         return next((i.blocked_by for i in self.instances if i.blocked_by), None)
 
     @property

@@ -109,6 +109,7 @@ class Catalog(ToolIndex):
         trace: str | Path | Trace | None = None,
         idempotency_key: str | None = None,
     ) -> CallResult:
+        """:meth:`call`, in a running event loop."""
         if idempotency_key is not None and (problem := check_key(idempotency_key)) is not None:
             raise UsageError(problem)
         return await guarded_call(

@@ -326,11 +326,15 @@ class Trace:
 
     @property
     def header(self) -> dict[str, Any]:
+        """The first event: the run's workflow, focus, world digest and versions."""
         if self._header is None:
             raise TraceError("the trace has no events yet")
         return self._header
 
     def save(self, path: str | Path) -> Path:
+        """Write the trace to ``path`` as JSON Lines (a copy of its file, if it was written to
+        one), for `replay` and ``horismos replay``; returns the path. Raises `TraceError` for a
+        run that kept none (``keep=False``)."""
         path = Path(path)
         if not self._kept:
             self.events  # noqa: B018 - raises: nothing was kept to save
@@ -342,6 +346,7 @@ class Trace:
         return path
 
     def close(self) -> None:
+        """Close the trace's file, if one is open; no event is written after."""
         self._to_file = False  # nothing more is written
         if self._stream is not None:
             self._stream.close()

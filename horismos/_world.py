@@ -84,6 +84,8 @@ class World:
 
     @classmethod
     def from_files(cls, *paths: str | Path, store: str = DEFAULT_STORE) -> World:
+        """A new world in ``store`` (by default in this process's memory) holding the facts of
+        ``paths``: :meth:`open`, then :meth:`load`."""
         world = cls.open(store)
         world.load(*paths)
         return world
