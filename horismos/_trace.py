@@ -334,8 +334,14 @@ class Trace:
     def save(self, path: str | Path) -> Path:
         """Write the trace to ``path`` as JSON Lines (a copy of its file, if it was written to
         one), for `replay` and ``horismos replay``; returns the path. Raises `TraceError` for a
-        run that kept none (``keep=False``)."""
+        run that kept none (``keep=False``), UsageError for a folder that does not exist."""
         path = Path(path)
+        if path.is_dir():
+            raise UsageError(f"trace {path}: this is a folder; give a file name in it")
+        if not path.parent.is_dir():  # as trace= says it: FileNotFoundError named no folder
+            raise UsageError(
+                f"trace {path}: the folder {path.parent} does not exist; create it first"
+            )
         if not self._kept:
             self.events  # noqa: B018 - raises: nothing was kept to save
         if self.path is not None:

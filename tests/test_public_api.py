@@ -232,3 +232,22 @@ def test_every_public_member_is_in_the_reference():
     assert missing == []
     for used in ("`.from_files(", "`.steps`", "`.save(", "`.acall("):
         assert used in reference, used
+
+
+def test_saving_a_trace_into_a_folder_that_does_not_exist_says_so(tmp_path):
+    """``run.trace.save("out/trace.jsonl")`` with no ``out/`` raised a bare
+    ``FileNotFoundError``, where ``agent.run(trace=...)`` says which folder to create."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    run = agent.run(horismos.World.from_files(root / "examples" / "triage" / "world.ttl"),
+                    focus=":patient44")
+    with pytest.raises(horismos.UsageError, match=r"the folder .*out does not exist; create it"):
+        run.trace.save(tmp_path / "out" / "trace.jsonl")
+    assert run.trace.save(tmp_path / "trace.jsonl").read_text().count("\n") == len(run.trace)
