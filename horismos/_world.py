@@ -74,7 +74,19 @@ class World:
     """The facts a workflow runs against; ``World.open("memory")`` or ``World.from_files(...)``."""
 
     def __init__(self, store: Store | None = None) -> None:
-        self.store = store if store is not None else open_store(DEFAULT_STORE)
+        self._store = store if store is not None else open_store(DEFAULT_STORE)
+        self._closed = False
+
+    @property
+    def store(self) -> Store:
+        """The store the world is kept in; after :meth:`close`, a UsageError saying so."""
+        if self._closed:  # a run after its with block: AttributeError from inside the store
+            raise UsageError(
+                f"this world is closed (world.close(), or the end of its with block), so its "
+                f"store {self._store.name} is released: open it again with World.open(...) "
+                "and use that world"
+            )
+        return self._store
 
     @classmethod
     def open(cls, store: str = DEFAULT_STORE, *, create: bool = True) -> World:
@@ -180,8 +192,12 @@ class World:
         return self.canonical()
 
     def close(self) -> None:
-        """Release the store (an on-disk store stays locked until then); idempotent."""
-        self.store.close()
+        """Release the store (an on-disk store stays locked until then); idempotent. The world
+        is not used afterwards: whatever it is asked raises UsageError."""
+        if self._closed:
+            return
+        self._store.close()
+        self._closed = True
 
     def __enter__(self) -> World:
         return self

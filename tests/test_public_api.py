@@ -251,3 +251,31 @@ def test_saving_a_trace_into_a_folder_that_does_not_exist_says_so(tmp_path):
     with pytest.raises(horismos.UsageError, match=r"the folder .*out does not exist; create it"):
         run.trace.save(tmp_path / "out" / "trace.jsonl")
     assert run.trace.save(tmp_path / "trace.jsonl").read_text().count("\n") == len(run.trace)
+
+
+def test_a_closed_world_used_again_says_it_is_closed(tmp_path):
+    """A world used after ``close()`` (a run after its ``with`` block) raised
+    ``AttributeError: 'OxigraphStore' object has no attribute '_store'`` from inside the store,
+    on ``load`` as on a run. It is a UsageError saying the world is closed and what to do;
+    closing again still does nothing, and the store reopens with what it held."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    store = f"oxigraph:{tmp_path / 'world'}"
+    with horismos.World.open(store) as world:
+        world.load(root / "examples" / "triage" / "world.ttl")
+        held = world.digest()
+    for use in (lambda: world.load(root / "examples" / "triage" / "world.ttl"),
+                lambda: agent.run(world, focus=":patient42"),
+                world.digest):
+        with pytest.raises(horismos.UsageError, match=r"this world is closed .*World\.open"):
+            use()
+    world.close()
+    with horismos.World.open(store, create=False) as again:
+        assert again.digest() == held
