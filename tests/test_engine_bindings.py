@@ -72,6 +72,31 @@ def test_a_registered_async_tool_is_awaited(build):
     assert (EX.p1, EX.ref, Literal("R-6")) in world.graph
 
 
+
+def test_an_object_whose_call_is_async_is_awaited(build):
+    """A client object registered as the tool, its ``__call__`` an ``async def``, was called
+    as a sync function in a thread: the coroutine it made was never awaited (the tool never
+    ran, with a RuntimeWarning) and the step failed, "returned coroutine". It is awaited as
+    an async function is."""
+
+    class Client:
+        def __init__(self) -> None:
+            self.seen: list[tuple[object, object]] = []
+
+        async def __call__(self, patient, queue):
+            await asyncio.sleep(0)
+            self.seen.append((patient, queue))
+            return {"ref": "R-7"}
+
+    client = Client()
+    agent, world = build(TRIAGE, tools={"assign": client})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    assert run.status == "completed", run.error
+    assert client.seen == [(EX.p1, EX.urgent)]
+    assert (EX.p1, EX.ref, Literal("R-7")) in world.graph
+
 def test_datatype_arguments_arrive_as_python_values(build, recorder):
     defs = """
 :t.score a horis:Tool ;

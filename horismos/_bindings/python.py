@@ -181,7 +181,12 @@ class PythonBinding(Binding):
     def __init__(self, func: Callable[..., Any], tool: Tool | None = None) -> None:
         self.func = func
         self.tool = tool
-        self.is_async = inspect.iscoroutinefunction(func)
+        # an object whose __call__ is an async def (a client instance) is async too: called
+        # in a thread as a sync one, its coroutine was never awaited and the step failed
+        self.is_async = inspect.iscoroutinefunction(func) or (
+            not inspect.isroutine(func)
+            and inspect.iscoroutinefunction(getattr(func, "__call__", None))  # noqa: B004
+        )
         if tool is not None and tool.inline and self.is_async:  # before any call: refused
             raise NotSent(
                 f'binding "{tool.binding}" of {tool.name} is an async function, which runs on '
