@@ -279,6 +279,9 @@ class ToolCalls(StepRecording):
                         step=str(step.iri),
                         tool=str(tool.iri),
                     )
+                    # the tool's own exception, its traceback with it: a service logging the
+                    # run's error saw the message only, never which line of its tool failed
+                    last.__cause__ = e
             # never sent, or sent and no answer came back: an idempotent call's key stays free
             last.unanswered = isinstance(last, NotSent) or not attempt.answered
             if getattr(last, "terminal", False):  # a quota breach, a full disk: not retried

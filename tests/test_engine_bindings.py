@@ -97,6 +97,29 @@ def test_an_object_whose_call_is_async_is_awaited(build):
     assert client.seen == [(EX.p1, EX.urgent)]
     assert (EX.p1, EX.ref, Literal("R-7")) in world.graph
 
+
+def test_a_tool_that_raises_keeps_its_exception_as_the_cause(build):
+    """A tool that raised failed its step with ``ToolError("… raised KeyError: 'ward'")`` and
+    nothing more: the tool's own exception and traceback were dropped, so a service logging
+    ``run.error`` could not tell which line of its tool failed. The ToolError's
+    ``__cause__`` is the tool's exception, and a logged traceback shows the tool's line."""
+    import traceback
+
+    def lookup(table):
+        return table["ward"]
+
+    def assign(patient, queue):
+        return {"ref": lookup({})}
+
+    agent, world = build(TRIAGE, tools={"assign": assign})
+
+    run = agent.run(world, focus=str(EX.p1))
+
+    error = run.steps[0].error
+    assert isinstance(error, ToolError) and "raised KeyError: 'ward'" in str(error)
+    assert isinstance(error.__cause__, KeyError)
+    assert 'return table["ward"]' in "".join(traceback.format_exception(error))
+
 def test_datatype_arguments_arrive_as_python_values(build, recorder):
     defs = """
 :t.score a horis:Tool ;
