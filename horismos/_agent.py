@@ -48,11 +48,21 @@ __all__ = ["Agent"]
 Entailment = Literal["rdfs", "owl-rl"]
 
 
+def _names(given: Iterable[str] | str) -> Iterable[str]:
+    """``"ehr_client"`` or ``"a,b"`` as its names, as ``allow=`` reads a string: iterated as it
+    was, ``allow_modules="ehr_client"`` allowed the modules ``e``, ``h``, ``r``…, and the run
+    then said the binding was in no module allowed."""
+    if isinstance(given, str):
+        return [n.strip() for n in given.split(",") if n.strip()]
+    return given
+
+
 class Agent:
     """Loaded, checked definitions and the Python callables registered for ``python:NAME``.
 
     A ``python:module.func`` binding resolves only inside a module named in ``allow_modules``
-    (or a submodule of one): a Turtle file does not choose the code it runs. With
+    (or a submodule of one): a Turtle file does not choose the code it runs. ``allow_modules``
+    and ``allow_hosts`` take a list of names, or one string of them between commas. With
     ``allow_hosts`` HTTP bindings and MCP server URLs reach only those hosts; without it any
     host but link-local and cloud metadata addresses (:mod:`._bindings.reach`).
 
@@ -68,14 +78,15 @@ class Agent:
         tools: Mapping[str, Callable[..., Any]] | None = None,
         entailment: Entailment = "rdfs",
         mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
-        allow_modules: Iterable[str] = (),
-        allow_hosts: Iterable[str] = (),
+        allow_modules: Iterable[str] | str = (),
+        allow_hosts: Iterable[str] | str = (),
     ) -> None:
         if entailment not in ("rdfs", "owl-rl"):
             raise UsageError(f"entailment {entailment!r}: use 'rdfs' or 'owl-rl'")
         if definitions.errors:  # what a failed load made, for validate's later checks
             raise AuthoringError(definitions.errors, definitions=definitions)
         self.definitions = definitions
+        allow_modules, allow_hosts = _names(allow_modules), _names(allow_hosts)
         # what bindings may reach: these callables, these modules, these hosts
         self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts else None)
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}
@@ -91,8 +102,8 @@ class Agent:
         tools: Mapping[str, Callable[..., Any]] | None = None,
         entailment: Entailment = "rdfs",
         mcp_servers: Mapping[str, McpServer | Mapping[str, Any]] | None = None,
-        allow_modules: Iterable[str] = (),
-        allow_hosts: Iterable[str] = (),
+        allow_modules: Iterable[str] | str = (),
+        allow_hosts: Iterable[str] | str = (),
     ) -> Agent:
         """An agent over the definitions in ``paths`` (Turtle files, or folders of them: the
         workflows, their tools and the ontology), loaded and checked as `load_definitions`

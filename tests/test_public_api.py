@@ -279,3 +279,20 @@ def test_a_closed_world_used_again_says_it_is_closed(tmp_path):
     world.close()
     with horismos.World.open(store, create=False) as again:
         assert again.digest() == held
+
+
+def test_a_module_allowed_as_one_string_is_that_module(monkeypatch):
+    """``allow_modules="ehr_client"`` was iterated letter by letter — the modules ``e``, ``h``,
+    ``r``… — and the run refused ``python:ehr_client.assign_queue`` as "in no module you
+    allowed". A string names modules as ``allow=`` names classes: one, or several between
+    commas."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.syspath_prepend(str(root / "examples" / "triage"))
+    for allowed in ("ehr_client", "json, ehr_client"):
+        agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                          root / "ontologies" / "ehr.ttl",
+                                          allow_modules=allowed)
+        world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+        assert agent.run(world, focus=":patient42").status == "completed"
