@@ -9,6 +9,7 @@ when declared; an error takes the step's ``horis:onError`` edge or fails the ins
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 
 import pytest
@@ -119,6 +120,32 @@ def test_a_tool_that_raises_keeps_its_exception_as_the_cause(build):
     assert isinstance(error, ToolError) and "raised KeyError: 'ward'" in str(error)
     assert isinstance(error.__cause__, KeyError)
     assert 'return table["ward"]' in "".join(traceback.format_exception(error))
+
+
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+
+
+def test_a_sync_tool_sees_the_callers_context_variables(build):
+    """A service sets a ContextVar per request (its id, a tracing span) and logs it in its
+    tools: an async tool saw it, a sync one — run on a worker thread — saw the default, so its
+    logs lost the request. Both see what the caller of ``run`` (or ``arun``) set."""
+    seen: list[str] = []
+
+    def assign(patient, queue):
+        seen.append(REQUEST.get())
+        return {"ref": "R-8"}
+
+    agent, world = build(TRIAGE, tools={"assign": assign})
+
+    REQUEST.set("request-1")
+    assert agent.run(world, focus=str(EX.p1)).status == "completed"
+
+    async def handler() -> None:
+        REQUEST.set("request-2")
+        assert (await agent.arun(world, focus=str(EX.p2))).status == "completed"
+
+    asyncio.run(handler())
+    assert seen == ["request-1", "request-2"]
 
 def test_datatype_arguments_arrive_as_python_values(build, recorder):
     defs = """

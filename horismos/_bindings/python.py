@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import difflib
 import importlib
 import inspect
@@ -306,6 +307,9 @@ class PythonBinding(Binding):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         func = self.func
+        # the caller's context variables (a request's id, a tracing span) as an async tool
+        # sees them: a sync tool's thread began with none, so its logs lost the request
+        context = contextvars.copy_context()
         done = threading.Event()
         handoff = threading.Lock()
         outcomes: list[tuple[Any, BaseException | None]] = []
@@ -313,7 +317,7 @@ class PythonBinding(Binding):
 
         def work() -> None:
             try:
-                outcome: tuple[Any, BaseException | None] = (func(**args), None)
+                outcome: tuple[Any, BaseException | None] = (context.run(func, **args), None)
             except BaseException as e:  # handed to the awaiting step, never swallowed here
                 outcome = (None, e)
             with handoff:
