@@ -84,6 +84,18 @@ __all__ = [
 class HorismosError(Exception):
     """Base of every error Horismos raises on purpose."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its message and its fields, never by calling __init__ again: an error
+        # whose fields are keyword-only (GateRejected's messages=) could not be pickled (a
+        # process pool's result, a task queue) nor copied (copy.deepcopy(run)): "missing 1
+        # required keyword-only argument"
+        return (_rebuilt, (type(self), self.args), dict(self.__dict__))
+
+
+def _rebuilt(cls: type[HorismosError], args: tuple[Any, ...]) -> HorismosError:
+    """An error of ``cls`` with ``args``, its fields to be set from its pickled state."""
+    return cls.__new__(cls, *args)
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -335,6 +347,10 @@ class OutcomeUnknown(ToolError):
         super().__init__(message, **kw)
         self.cause = cause
         self.running = running
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        rebuild, args, state = super().__reduce__()
+        return rebuild, args, {**state, "running": None}  # a thread of this process: not carried
 
 
 class RemoteConflict(ToolError):

@@ -296,3 +296,49 @@ def test_a_module_allowed_as_one_string_is_that_module(monkeypatch):
                                           allow_modules=allowed)
         world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
         assert agent.run(world, focus=":patient42").status == "completed"
+
+
+def test_errors_and_step_records_survive_pickle_and_deepcopy():
+    """A rejected step's errors carry keyword-only fields (``GateRejected(…, messages=)``,
+    ``InstanceFailed(…, cause=)``), and pickling one back raised "missing 1 required
+    keyword-only argument": a process pool's worker whose run failed could not hand back its
+    error or its step records, and ``copy.deepcopy(run)`` raised. Each comes back with its
+    fields."""
+    import copy
+    import pickle
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+
+    def assign_queue(patient, queue):
+        number = int("42")  # not a string: the gate rejects it
+        return {"queueRef": number}
+
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": assign_queue,
+                                             "ehr_client.notify_nurse": dict})
+    run = agent.run(horismos.World.from_files(root / "examples" / "triage" / "world.ttl"),
+                    focus=":patient42")
+    assert isinstance(run.error, horismos.InstanceFailed)
+    back = pickle.loads(pickle.dumps(run.error))
+    assert type(back) is horismos.InstanceFailed and str(back) == str(run.error)
+    assert back.step == run.error.step
+    assert isinstance(back.cause, horismos.GateRejected)
+    assert back.cause.messages == run.error.cause.messages
+    steps = pickle.loads(pickle.dumps(run.steps))
+    assert steps[0].error.messages == run.steps[0].error.messages
+    assert copy.deepcopy(run).steps[0].status == "rejected"
+    others = [
+        horismos.ArgumentTypeError("a", arg="queue", value=":x", expected=":AcuityLevel"),
+        horismos.PolicyRefused("p", side_effect="ExternalCommit", allowed=("ReadOnly",)),
+        horismos.Divergence("d", event=3, field="args", recorded=1, now=2),
+        horismos.TraceTampered("t", line=4),
+        horismos.AmbiguousName(":p", ["http://a#p", "http://b#p"]),
+        horismos.OutcomeUnknown("o", running=__import__("threading").Event()),
+    ]
+    for error in others:
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+        assert {k: v for k, v in vars(again).items() if k != "running"} == {
+            k: v for k, v in vars(error).items() if k != "running"}
