@@ -419,8 +419,8 @@ class Agent:
             return focus_nodes(self.definitions, world, wf)
         if focus is None:
             raise UsageError(
-                f"name the focus node: an instance of "
-                f"{self.definitions.name(wf.focus_type)} (or run with --all)"
+                f"name the focus node: an instance of {self.definitions.name(wf.focus_type)} "
+                "(--focus; focus= in Python), or run them all (--all; all=True)"
             )
         node = self._iri(focus, world, "focus")
         types = types_of(node) if types_of is not None else world.store.types(node)

@@ -207,7 +207,10 @@ def discover(
             'should do, e.g. "assign patient queue"'
         )
     if focus is not None and world is None:
-        raise UsageError("a focus is a node of a world: give the world too (--world F)")
+        raise UsageError(
+            "a focus is a node of a world: give the world too (--world F, or the world "
+            "argument in Python)"
+        )
     usable = {  # a used-up approval allows nothing: tools call would refuse it
         given_print(a) for a in approvals if world is None or given_used(world.store, a) is None
     }

@@ -342,3 +342,28 @@ def test_errors_and_step_records_survive_pickle_and_deepcopy():
         assert type(again) is type(error) and str(again) == str(error)
         assert {k: v for k, v in vars(again).items() if k != "running"} == {
             k: v for k, v in vars(error).items() if k != "running"}
+
+
+def test_a_python_callers_mistake_is_told_in_python_terms(tmp_path):
+    """Refusals shared with the command line named only its flags to a Python caller: a run
+    with no focus "(or run with --all)", a discovery with a focus and no world "(--world F)",
+    an HTTP tool's host outside the allowed ones "add it with --allow-host 127.0.0.1". Each
+    also names the Python argument, as the refusal of an unregistered binding does."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "triage.ttl").write_text(
+        (root / "workflows" / "triage.ttl").read_text().replace(
+            '"python:ehr_client.notify_nurse"', '"http://127.0.0.1:9/notify"'))
+    agent = horismos.Agent.from_files(tmp_path / "triage.ttl", root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict},
+                                      allow_hosts=["ehr.example.org"])
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    with pytest.raises(horismos.UsageError, match=r"focus= in Python.*all=True"):
+        agent.run(world)
+    with pytest.raises(horismos.UsageError, match="the world argument in Python"):
+        agent.catalog.discover("assign queue", focus=":patient42")
+    with pytest.raises(horismos.NotSent, match=r'allow_hosts=\[\.\.\., "127\.0\.0\.1"\]'):
+        agent.run(world, focus=":patient42")

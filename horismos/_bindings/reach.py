@@ -75,7 +75,8 @@ class Hosts:
         if self.allowed and not (explicit or self._named(host, exact=False)):
             return (
                 f"host {host} is not in the allowed hosts ({', '.join(self.allowed)}); "
-                f"add it with --allow-host {host} or to allow-hosts in pyproject.toml"
+                f'add it with --allow-host {host} (allow_hosts=[..., "{host}"] in Python) or '
+                "to allow-hosts in pyproject.toml"
             )
         return None
 
