@@ -230,7 +230,8 @@ class Agent:
         waits for it (:meth:`approve`). ``on_step`` is called with the instance and each step's
         record as soon as it has landed. ``again=False`` (a single ``focus``): if the focus
         has an instance of the workflow, unfinished or finished, drive nothing and answer it as
-        it stands (the run's one instance, no steps) — what a client retrying after a timeout
+        it stands (the run's one instance, no steps; ``run.status`` is ``"running"`` for one
+        another process drives or that stopped mid-step) — what a client retrying after a timeout
         needs, rather than a second run and its calls; decided under the focus's claim on a
         shared world, so two such requests at once start one instance.
 

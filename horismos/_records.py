@@ -14,7 +14,10 @@ from ._trace import Trace
 
 __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
 
-Status = Literal["completed", "waiting", "blocked", "failed"]
+Status = Literal["completed", "waiting", "blocked", "failed", "running"]
+"""Where an instance stands. ``running`` only for one answered as it stands, not driven
+(``again=False``): another process drives it, or its process stopped (or its ``arun`` was
+cancelled) mid-step; a run that drives an instance ends it in one of the other four."""
 StepStatus = Literal[
     "completed", "blocked", "failed", "rejected", "timed_out", "waiting", "partial"
 ]
@@ -86,8 +89,9 @@ class Run:
 
     @property
     def status(self) -> Status:
-        """The instance's status; for several, the worst of them (failed > blocked > waiting)."""
-        order: list[Status] = ["failed", "blocked", "waiting", "completed"]
+        """The instance's status; for several, the worst of them (failed > blocked > waiting >
+        running). An instance found running (``again=False``) was said "completed"."""
+        order: list[Status] = ["failed", "blocked", "waiting", "running", "completed"]
         return next((s for s in order if self.counts.get(s)), "completed")
 
     @property

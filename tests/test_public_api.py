@@ -367,3 +367,37 @@ def test_a_python_callers_mistake_is_told_in_python_terms(tmp_path):
         agent.catalog.discover("assign queue", focus=":patient42")
     with pytest.raises(horismos.NotSent, match=r'allow_hosts=\[\.\.\., "127\.0\.0\.1"\]'):
         agent.run(world, focus=":patient42")
+
+
+def test_an_instance_found_running_is_said_running_not_completed():
+    """``again=False`` answers a focus's instance as it stands; one still running — its
+    ``arun`` cancelled mid-call (a caller's timeout), or driven by another process — was
+    reported ``run.status == "completed"``, so a client retrying after a timeout took a call
+    still in doubt for done. The status is ``running``, as the instance's own."""
+    import asyncio
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+
+    async def scenario() -> horismos.Run:
+        entered = asyncio.Event()
+
+        async def assign_queue(patient, queue):
+            entered.set()
+            await asyncio.Event().wait()  # never answers: the caller gives up first
+            return {"queueRef": "Q-URGENT-1"}
+
+        tools = {"ehr_client.assign_queue": assign_queue, "ehr_client.notify_nurse": dict}
+        agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                          root / "ontologies" / "ehr.ttl", tools=tools)
+        world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
+        await entered.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return await agent.arun(world, focus=":patient42", again=False)
+
+    found = asyncio.run(scenario())
+    assert [i.status for i in found.instances] == ["running"]
+    assert found.steps == []
+    assert found.status == "running"
