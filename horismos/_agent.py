@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -55,6 +56,23 @@ def _names(given: Iterable[str] | str) -> Iterable[str]:
     if isinstance(given, str):
         return [n.strip() for n in given.split(",") if n.strip()]
     return given
+
+
+def _plain_callback(name: str, callback: Callable[..., Any] | None) -> None:
+    """Refuse an ``async def`` given as ``on_step`` or ``on_instance``: the run calls it as a
+    plain function, so each call made a coroutine that never ran — nothing was reported, and
+    only a RuntimeWarning said so."""
+    if callback is None:
+        return
+    if inspect.iscoroutinefunction(callback) or (
+        not inspect.isroutine(callback)
+        and inspect.iscoroutinefunction(getattr(callback, "__call__", None))  # noqa: B004
+    ):
+        raise UsageError(
+            f"{name} is an async function, and the run calls it as a plain one (its coroutine "
+            f"would never run): give a plain def, and from it schedule the async work, e.g. "
+            f"asyncio.get_running_loop().create_task(...)"
+        )
 
 
 class Agent:
@@ -270,8 +288,11 @@ class Agent:
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
         again: bool = True,
     ) -> Run:
-        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests)."""
+        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests).
+        ``on_step`` and ``on_instance`` are plain functions, called as the run goes."""
         world = given_world(world)
+        _plain_callback("on_step", on_step)
+        _plain_callback("on_instance", on_instance)
         if not again and all:
             raise UsageError(
                 "again=False answers one focus's instance; all=True leaves out the foci "
@@ -532,6 +553,7 @@ class Agent:
         waiting, or facts that break the shapes, raise before anything changes.
         """
         world = given_world(world)
+        _plain_callback("on_step", on_step)
         env = env or Environment()
         # on a shared world the resumed instance is driven under a held claim, as a run's is
         worker = Worker.join(world) if world.store.shared else None

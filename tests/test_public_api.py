@@ -401,3 +401,44 @@ def test_an_instance_found_running_is_said_running_not_completed():
     assert [i.status for i in found.instances] == ["running"]
     assert found.steps == []
     assert found.status == "running"
+
+
+def test_an_async_callback_is_refused_before_the_run_not_dropped():
+    """``await agent.arun(..., on_step=handler)`` with ``async def handler`` ran every step and
+    reported none: each call made a coroutine that never ran (a RuntimeWarning at most).
+    It is a UsageError before anything runs, saying to give a plain function."""
+    import asyncio
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    called: list[str] = []
+
+    def assign_queue(patient, queue):
+        called.append("assign_queue")
+        return {"queueRef": "Q-URGENT-1"}
+
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": assign_queue,
+                                             "ehr_client.notify_nurse": dict})
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    before = world.digest()
+
+    async def on_step(instance, record):
+        pass
+
+    async def on_instance(instance):
+        pass
+
+    async def handler() -> None:
+        with pytest.raises(horismos.UsageError, match="on_step is an async function"):
+            await agent.arun(world, focus=":patient42", on_step=on_step)
+        with pytest.raises(horismos.UsageError, match="on_instance is an async function"):
+            await agent.arun(world, all=True, on_instance=on_instance)
+
+    asyncio.run(handler())
+    with pytest.raises(horismos.UsageError, match="give a plain def"):
+        agent.resume(world, "deadbeef", on_step=on_step)
+    assert called == [] and world.digest() == before
