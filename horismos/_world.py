@@ -81,10 +81,15 @@ class World:
     def store(self) -> Store:
         """The store the world is kept in; after :meth:`close`, a UsageError saying so."""
         if self._closed:  # a run after its with block: AttributeError from inside the store
+            again = (
+                f"open it again with World.open({self._store.name!r}) and use that world"
+                if self._store.persistent
+                else "an in-memory store keeps nothing once closed: make a new world "
+                "(World.from_files(...)), and close it only when done"
+            )
             raise UsageError(
                 f"this world is closed (world.close(), or the end of its with block), so its "
-                f"store {self._store.name} is released: open it again with World.open(...) "
-                "and use that world"
+                f"store {self._store.name} is released: {again}"
             )
         return self._store
 

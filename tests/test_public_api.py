@@ -274,11 +274,15 @@ def test_a_closed_world_used_again_says_it_is_closed(tmp_path):
     for use in (lambda: world.load(root / "examples" / "triage" / "world.ttl"),
                 lambda: agent.run(world, focus=":patient42"),
                 world.digest):
-        with pytest.raises(horismos.UsageError, match=r"this world is closed .*World\.open"):
+        with pytest.raises(horismos.UsageError, match=r"this world is closed .*World\.open\('ox"):
             use()
     world.close()
     with horismos.World.open(store, create=False) as again:
         assert again.digest() == held
+    with horismos.World.from_files(root / "examples" / "triage" / "world.ttl") as in_memory:
+        pass
+    with pytest.raises(horismos.UsageError, match="an in-memory store keeps nothing"):
+        agent.run(in_memory, focus=":patient42")
 
 
 def test_a_module_allowed_as_one_string_is_that_module(monkeypatch):
