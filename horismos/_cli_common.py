@@ -17,7 +17,7 @@ import re
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +37,7 @@ from ._os_words import detail, written
 from ._policy import approval_nodes, approval_record_terms, holds_approval_record
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stored_instances import short_id
-from ._stores import DEFAULT_STORE
+from ._stores import DEFAULT_STORE, Store
 from ._stores.base import Quad
 from ._stores.ox_files import parse_file
 from ._unreadable import each_opens
@@ -135,10 +135,9 @@ def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) 
         load_world(world, paths)
         return
     files = each_opens(expand_paths(paths, RDF_SUFFIXES))
-    approvals = approval_nodes(world.store)  # what the files may say nothing of either
     if all(stat.S_ISREG(f.stat().st_mode) for f in files):
         try:  # read as the load reads it: the same parser, base and quads
-            held = any(_approval_record(q, approvals) for f in files for q in parse_file(f))
+            held = _says_of_approvals(world, (q for f in files for q in parse_file(f)))
         except SyntaxError:  # the load's own error, nothing landed: not a load part-way
             world_data(paths, store, who, "horismos approve")  # raises the file's error
             raise
@@ -147,23 +146,26 @@ def load_world_beside(world: World, paths: Sequence[str], store: str, who: str) 
         load_world(world, paths)
         return
     # a named pipe is read once: parsed, checked, and what was checked lands
-    quads = world_data(paths, store, who, "horismos approve", approvals)
+    quads = world_data(paths, store, who, "horismos approve", world.store)
     unindexed(world.store)  # as World.load does: instances it brings have no short id
     world.store.load(quads)
     unindexed(world.store)
 
 
-def _approval_record(q: ox.Quad, held: frozenset[str] = frozenset()) -> bool:
-    """:func:`~._policy.approval_record_terms` of a parsed quad; ``held``: the approvals the
-    store holds (:func:`~._policy.approval_nodes`)."""
-    s, o, g = q.subject, q.object, q.graph_name
-    return approval_record_terms(
-        "" if isinstance(s, ox.Triple) else s.value,
-        q.predicate.value,
-        "" if isinstance(o, ox.Triple) else o.value,
-        "" if isinstance(g, ox.DefaultGraph) else g.value,
-        held,
-    )
+def _says_of_approvals(world: World, quads: Iterable[ox.Quad]) -> bool:
+    """Whether parsed ``quads`` state an approval record, or say anything of an approval or
+    request for one that ``world``'s store holds (:func:`~._policy.approval_nodes`, asked
+    once about the runtime's nodes the quads name)."""
+    named: set[str] = set()
+    for q in quads:
+        s, o, g = q.subject, q.object, q.graph_name
+        subject = "" if isinstance(s, ox.Triple) else s.value
+        value = "" if isinstance(o, ox.Triple) else o.value
+        graph = "" if isinstance(g, ox.DefaultGraph) else g.value
+        if approval_record_terms(subject, q.predicate.value, value, graph):
+            return True
+        named.update(t.value for t in (s, o) if type(t) is ox.NamedNode)
+    return bool(approval_nodes(world.store, named))
 
 
 def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) -> UsageError:
@@ -177,16 +179,20 @@ def approvals_refused(paths: Sequence[str], store: str, who: str, issue: str) ->
 
 
 def world_data(
-    paths: Sequence[str], store: str, who: str, issue: str, held: frozenset[str] = frozenset()
+    paths: Sequence[str], store: str, who: str, issue: str, beside: Store | None = None
 ) -> list[Quad]:
     """The quads of the ``--world`` files ``paths``, parsed once, refused if they hold an
     approval record (``who`` is what counts only the persistent ``--store`` ``store``'s;
-    ``issue``, the command that issues them there), or say anything of an approval the store
-    holds (``held``, :func:`~._policy.approval_nodes`): before a lend or a load, and in place
-    of one where nothing would read them."""
+    ``issue``, the command that issues them there), or say anything of an approval or a
+    request for one the store ``beside`` holds (:func:`~._policy.approval_nodes`): before a
+    lend or a load, and in place of one where nothing would read them."""
     with World.open("oxigraph") as given:  # in memory; its quads read out once, as landed
         load_world(given, paths)
         quads = list(given.store.quads())
+    held: frozenset[str] = frozenset()
+    if beside is not None:
+        named = (str(t) for q in quads for t in (q[0], q[2]) if isinstance(t, URIRef))
+        held = approval_nodes(beside, named)
     if holds_approval_record(quads, held):
         raise approvals_refused(paths, store, who, issue)
     return quads

@@ -42,7 +42,6 @@ from ._lends import (
     lends_of,
     lent_elsewhere,
 )
-from ._policy import approval_nodes
 from ._redact import redact_text
 from ._stores import Change, Conflict, StoreError
 from ._stores.base import INSTANCES, Quad
@@ -71,9 +70,7 @@ class LentWorld:
         named ``store``) in one commit with its record, refusing them, before anything lands,
         if they hold an approval record; ``who`` (``a call``, ``discovery``) is what counts
         only the store's approvals."""
-        quads = world_data(
-            paths, store, who, "horismos tools approve", approval_nodes(self.world.store)
-        )
+        quads = world_data(paths, store, who, "horismos tools approve", self.world.store)
         for _ in range(LEND_ATTEMPTS):
             if self._lent(quads):
                 return

@@ -37,7 +37,6 @@ from ._idempotency import check_key
 from ._model import Tool
 from ._policy import (
     allowed,
-    approval_nodes,
     fresh_approval,
     given_holds_for,
     given_issue,
@@ -543,7 +542,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
                     args.store,
                     "approval",
                     "horismos tools approve",
-                    approval_nodes(world.store),
+                    world.store,
                 )
             elif args.world:
                 load_world(world, args.world)

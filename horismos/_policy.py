@@ -49,6 +49,7 @@ from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
 from ._stores import Change, Conflict, Store
 from ._stores.base import INSTANCES
+from ._stores.ox_terms import nt
 from ._vocab import HORIS, NS, PROV
 
 if TYPE_CHECKING:
@@ -307,22 +308,32 @@ _REQUESTS = "urn:horismos:approval:"
 reads the payload it shows, the count it allows and the definition it binds to from."""
 
 
-def approval_nodes(store: Store) -> frozenset[str]:
-    """The IRIs of the approvals ``store`` holds (a person's, a served call's, one ``tools
-    approve`` issued) and of the requests for approval it keeps, for
-    :func:`approval_record_terms`: every node with a ``horis:fingerprint`` but an idempotency
-    key's. A request is as much the store's record as an approval: a second ``rdfs:comment``
-    on one made ``approve`` show a person another payload than the fingerprint approved (the
-    call then sent the real one), and a second ``horis:approvalsAsked`` let more approvals
-    be given than calls asked. As many as approvals were asked and given, never the size of
-    the world."""
-    rows = store.select(
-        "SELECT DISTINCT ?a WHERE { ?a horis:fingerprint ?fp "
-        "FILTER NOT EXISTS { ?a a horis:IdempotencyKey } }",
-        {},
-        _NS,
-    )
-    return frozenset(str(r["a"]) for r in rows if isinstance(r["a"], URIRef))
+def approval_nodes(store: Store, among: Iterable[str]) -> frozenset[str]:
+    """Those of the IRIs ``among`` (world data's subjects and objects) that name an approval
+    ``store`` holds (a person's, a served call's, one ``tools approve`` issued) or a request
+    for approval it keeps, for :func:`approval_record_terms`: every node with a
+    ``horis:fingerprint`` but an idempotency key's. A request is as much the store's record
+    as an approval: a second ``rdfs:comment`` on one made ``approve`` show a person another
+    payload than the fingerprint approved (the call then sent the real one), and a second
+    ``horis:approvalsAsked`` let more approvals be given than calls asked. The runtime names
+    every such node under ``urn:horismos:``, so only those of ``among`` are asked about: what
+    the data touches, never every approval the store ever held."""
+    named = sorted({iri for iri in among if iri.startswith(_RUNTIME_NODE)})
+    found: set[str] = set()
+    for start in range(0, len(named), _ASKED_AT_ONCE):
+        values = " ".join(nt(URIRef(iri)) for iri in named[start : start + _ASKED_AT_ONCE])
+        rows = store.select(
+            f"SELECT DISTINCT ?a WHERE {{ VALUES ?a {{ {values} }} ?a horis:fingerprint ?fp "
+            "FILTER NOT EXISTS { ?a a horis:IdempotencyKey } }",
+            {},
+            _NS,
+        )
+        found.update(str(r["a"]) for r in rows)
+    return frozenset(found)
+
+
+_RUNTIME_NODE = "urn:horismos:"
+_ASKED_AT_ONCE = 500  # IRIs in one query's VALUES
 
 
 def given_used(store: Store, approval: str) -> str | None:
