@@ -82,9 +82,27 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             f"  world {e.get('world_digest')}",
         ]
     if kind == "instance":
-        return [f"instance {short(e.get('instance'))[:8]} for {name(str(e.get('focus')))}"]
+        line = f"instance {short(e.get('instance'))[:8]} for {name(str(e.get('focus')))}"
+        if "continued_at" in e:  # left by another process: where this run took it up
+            at = name(str(e["step"])) if e.get("step") else "its end"
+            status = f" ({e['status']})" if e.get("status") else ""
+            line += f", continued at {at}{status}"
+        return [line]
+    if kind == "resume":  # a wait answered: by which facts (none: woken by time or rule)
+        facts = e.get("facts") or []
+        return [
+            f"resume of instance {short(e.get('instance'))[:8]} at {name(str(e.get('step')))}"
+            + (", answered by:" if facts else ", with no facts")
+        ] + [f"    {_named_terms(str(f), name)}" for f in facts]
+    if kind == "refused":  # a catalog call refused before any call: why
+        return [f"  refused {name(str(e.get('tool')))}: {e.get('kind')}: {e.get('message')}"]
+    if kind == "replayed":  # a catalog call answered again under its idempotency key
+        return [
+            f"  replayed {name(str(e.get('tool')))}: answered as the call first made with its"
+            f" key ({e.get('first_started')}), not called"
+        ]
     if kind == "step":
-        return ["  " + _step_line(e, name)]
+        return ["  " + _step_line(e, name), *_gate_lines(e, name)]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
         shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -140,6 +158,37 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     else:
         verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
+
+
+def _gate_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
+    """A rejected step's gate messages, one a line, with the focus node, the path and the
+    value refused, as ``run`` printed them: the summary line gives the messages' text alone,
+    and a reviewer needs which node and what value the tool sent back."""
+    if e.get("status") != "rejected":
+        return []
+    lines = []
+    for m in (e.get("gate") or {}).get("messages", []):
+        where = " ".join(str(m[k]) for k in ("focus", "path") if m.get(k))
+        value = f" (value: {_named_terms(str(m['value']), name)})" if m.get("value") else ""
+        lines.append(f"    {where + ': ' if where else ''}{m.get('message', '')}{value}")
+    return lines
+
+
+_TERM = re.compile(r'("(?:[^"\\]|\\.)*")(?:\^\^<([^>]*)>|(@[A-Za-z0-9-]+))?|<([^>]*)>')
+"""A literal (its datatype IRI or language tag apart) or an IRI, in a fact as the trace
+records it."""
+
+
+def _named_terms(fact: str, name: Callable[[str], str]) -> str:
+    """An N-Triples fact with its IRIs (a literal's datatype too) as ``name`` gives them."""
+
+    def named(m: re.Match[str]) -> str:
+        if m.group(4) is not None:
+            return name(m.group(4))
+        text, datatype, tag = m.group(1, 2, 3)
+        return text + (f"^^{name(datatype)}" if datatype else tag or "")
+
+    return _TERM.sub(named, fact)
 
 
 def prov_turtle(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> Iterator[str]:

@@ -1,0 +1,115 @@
+"""`horismos trace show` as an incident reviewer reads it: the trace of a run that went wrong,
+with no world at hand. Each test runs the command line as a user does, in a scratch folder."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from forked import horismos_forked
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
+TRIAGE_WORLD = ["--world", str(ROOT / "examples" / "triage" / "world.ttl")]
+REBOOKING = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
+REBOOKING_TOOLS = ["--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
+
+BAD_EHR = '''
+def assign_queue(patient, queue):
+    level = str(queue).rsplit("#", 1)[-1]
+    return {"queueRef": "queue-" + level}   # the domain shape wants Q-<LEVEL>-<number>
+
+
+def notify_nurse(patient, nurse, ref):
+    return {"assignedNurse": nurse}
+'''
+
+
+def bad_ehr(folder: Path) -> None:
+    """The EHR client of the triage example, its queue references of the wrong form."""
+    (folder / "bad").mkdir()
+    (folder / "bad" / "ehr_client.py").write_text(BAD_EHR)
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return horismos_forked(cwd, *args, timeout=120)
+
+
+def test_a_rejected_step_shows_the_node_the_path_and_the_value_refused(tmp_path: Path) -> None:
+    """The trace records each SHACL message's focus node, path and value; `trace show` printed
+    the message's text alone ("gate rejected: a queue reference looks like …"), so a reviewer
+    could not see which node nor what the tool had sent back, which `run` had printed."""
+    bad_ehr(tmp_path)
+    p = horismos("run", *TRIAGE, *TRIAGE_WORLD, "--tools", "bad/ehr_client.py",
+                 "--focus", ":patient42", "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    shown = horismos("trace", "show", "t.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert ("    :patient42 :queueRef: a queue reference looks like Q-<LEVEL>-<number>, e.g. "
+            'Q-URGENT-7 (value: "queue-urgent")') in shown.stdout.splitlines()
+
+
+def test_a_resume_shows_the_instance_the_wait_and_the_facts_that_answered_it(
+        tmp_path: Path) -> None:
+    """A resumed run's trace holds a `resume` event with the facts an operator gave; `trace
+    show` printed "resume (event 1)", neither the instance, the wait nor what answered it."""
+    run = horismos("run", *REBOOKING, "--world",
+                   str(ROOT / "examples" / "rebooking" / "world.ttl"), *REBOOKING_TOOLS, "--all",
+                   "--out", "after.trig", cwd=tmp_path)
+    assert run.returncode == 3, run.stdout + run.stderr
+    waiting = re.search(r"^\[([0-9a-f]{8})\] :booking2  :AskOperator  waiting$", run.stdout,
+                        re.MULTILINE)
+    assert waiting is not None, run.stdout
+    done = horismos("resume", *REBOOKING, "--world", "after.trig", *REBOOKING_TOOLS,
+                    "--instance", waiting.group(1), "--facts", ":booking2 :operatorChoice :VS3 .",
+                    "--trace", "resumed.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = horismos("trace", "show", "resumed.jsonl", *REBOOKING, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    at = lines.index(f"resume of instance {waiting.group(1)} at :AskOperator, answered by:")
+    assert lines[at + 1] == "    :booking2 :operatorChoice :VS3 ."
+
+
+def test_a_refused_catalog_call_shows_why_it_was_refused(tmp_path: Path) -> None:
+    """A `tools call` refused (here: the tool's earlier call on the patient is in doubt)
+    records the refusal's kind and message; `trace show` printed "refused (event 1)"."""
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    bad_ehr(tmp_path)
+    loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
+                      cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    args = ["--args", '{"patient": ":patient42", "queue": ":urgent"}']
+    first = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, "--tools", "bad/ehr_client.py",
+                     *store, *args, cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr  # rejected: now in doubt
+    again = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, "--tools", "bad/ehr_client.py",
+                     *store, *args, "--trace", "refused.jsonl", cwd=tmp_path)
+    assert "refused (outcome_unknown)" in again.stdout, again.stdout + again.stderr
+    shown = horismos("trace", "show", "refused.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    refused = [line for line in shown.stdout.splitlines() if "refused :ehr.assign_queue" in line]
+    assert len(refused) == 1, shown.stdout
+    assert refused[0].startswith("  refused :ehr.assign_queue: outcome_unknown: ")
+    assert "horismos tools reconcile ehr.assign_queue" in refused[0]
+
+
+def test_an_instance_another_run_left_shows_where_this_run_took_it_up(tmp_path: Path) -> None:
+    """A run on a stored world continues an instance an earlier run left blocked; its trace's
+    `instance` event says so, and `trace show` printed it as if it had started there."""
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
+                      cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    tools = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+    for trace in ("first.jsonl", "second.jsonl"):
+        p = horismos("run", *TRIAGE, *store, *tools, "--focus", ":patient44", "--trace", trace,
+                     cwd=tmp_path)
+        assert p.returncode == 4, p.stdout + p.stderr
+    first = horismos("trace", "show", "first.jsonl", *TRIAGE, cwd=tmp_path).stdout.splitlines()
+    second = horismos("trace", "show", "second.jsonl", *TRIAGE, cwd=tmp_path).stdout.splitlines()
+    started = next(line for line in first if line.startswith("instance "))
+    assert started.endswith(" for :patient44"), first
+    continued = next(line for line in second if line.startswith("instance "))
+    assert continued == f"{started}, continued at :QueuePatient (blocked)", second
