@@ -138,9 +138,11 @@ class ToolCalls(StepRecording):
                 a.name: python_value(args[a.name]) for a in tool.args if a.sent and a.name in args
             }
             t2 = time.perf_counter()
-            result = await self._call(rec, step, tool, py_args)
-            t3 = time.perf_counter()
-            rec.timings["tool"] = rec.timings.get("tool", 0.0) + t3 - t2
+            try:
+                result = await self._call(rec, step, tool, py_args)
+            finally:  # a call that raised or timed out took its time too: a reviewer reads
+                t3 = time.perf_counter()  # 5 s waited for a tool, not a 0.7 ms step
+                rec.timings["tool"] = rec.timings.get("tool", 0.0) + t3 - t2
             rec.result.append(result)
             if result is not None and type(result) is not dict and not isinstance(result, Mapping):
                 raise ToolError(

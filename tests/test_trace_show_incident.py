@@ -3,6 +3,7 @@ with no world at hand. Each test runs the command line as a user does, in a scra
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -113,3 +114,24 @@ def test_an_instance_another_run_left_shows_where_this_run_took_it_up(tmp_path: 
     assert started.endswith(" for :patient44"), first
     continued = next(line for line in second if line.startswith("instance "))
     assert continued == f"{started}, continued at :QueuePatient (blocked)", second
+
+
+def test_a_call_that_raised_keeps_the_time_it_took_in_the_trace(tmp_path: Path) -> None:
+    """A step's `timings` held `tool` only for a call that answered: a call that raised or
+    timed out recorded none, and `trace show` gave the step as its bookkeeping alone (a 5 s
+    timeout read "0.7 ms"). Which timing is there is asserted, not what it measured."""
+    (tmp_path / "down").mkdir()
+    (tmp_path / "down" / "ehr_client.py").write_text(
+        "def assign_queue(patient, queue):\n"
+        "    raise RuntimeError('EHR returned 503 Service Unavailable')\n"
+        "\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    return {'assignedNurse': nurse}\n"
+    )
+    p = horismos("run", *TRIAGE, *TRIAGE_WORLD, "--tools", "down/ehr_client.py",
+                 "--focus", ":patient42", "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 1 and "raised RuntimeError" in p.stdout, p.stdout + p.stderr
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    (step,) = (e for e in events if e["type"] == "step")
+    assert step["status"] == "failed"
+    assert set(step["timings"]) >= {"precondition", "arguments", "tool"}, step["timings"]
