@@ -236,6 +236,9 @@ def _prov_triples(
             triples.append((act, PROV.wasInformedBy, prev))
         last[e["instance"]] = act
         ended[e["instance"]] = _STATUS.get(instance_status(e))  # None: it goes on
+    elif kind == "resume" and e.get("graph"):  # a person's answer to a wait: facts landed
+        triples += _answer_triples(e, last.get(e["instance"]))
+        last[e["instance"]] = cast(URIRef, triples[0][0])  # the answer's activity
     elif kind == "end":  # its ``instances`` counts statuses; each one's is its last step's
         triples += [
             (URIRef(instance), HORIS.status, left)
@@ -339,6 +342,32 @@ def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, N
         add((act, HORIS.blockedBy, Literal(e["precondition"]["failing"])))
     if e.get("error"):
         add((act, HORIS.error, Literal(e["error"].get("message", ""))))
+    return triples
+
+
+def _answer_triples(e: Mapping[str, Any], wait: URIRef | None) -> list[tuple[Node, Node, Node]]:
+    """A resume's answer as the world records it: the activity of the input graph's id, of
+    human provenance, generating that graph, informed by the wait it answered. The export
+    left it out, so the step after a wait seemed to follow the wait with nothing between."""
+    graph = _iri(e["graph"])
+    act = _iri(_RECORD.sub("urn:horismos:activity:", str(e["graph"]), count=1))
+    step = _iri(e["step"])
+    triples: list[tuple[Node, Node, Node]] = [
+        (act, RDF.type, PROV.Activity),
+        (act, RDFS.label, Literal(f"answer to {short(step)}")),
+        (act, HORIS.step, step),
+        (act, HORIS.instance, _iri(e["instance"])),
+        (act, HORIS.provenance, HORIS.HumanProvenance),
+        (act, PROV.generated, graph),
+        (graph, RDF.type, PROV.Entity),
+        (graph, PROV.wasGeneratedBy, act),
+    ]
+    clock = e.get("clock") or []
+    if clock:
+        when = Literal(clock[0], datatype=XSD.dateTime)
+        triples += [(act, PROV.startedAtTime, when), (act, PROV.endedAtTime, when)]
+    if wait is not None:
+        triples.append((act, PROV.wasInformedBy, wait))
     return triples
 
 

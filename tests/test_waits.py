@@ -916,3 +916,24 @@ def test_an_open_wait_is_read_from_its_instance_not_from_every_step_the_world_ra
         assert wait is not None and wait.graph == URIRef(f"urn:horismos:wait:{finished}")
         reads.append(read)
     assert reads[0] == reads[1] < 20, reads  # every step execution was read: 100 -> 1,000 and more
+
+
+def test_the_prov_export_of_a_resume_holds_the_answer_as_the_world_does(leave, tmp_path) -> None:
+    """The export passed over the `resume` event: the facts a person gave, the graph they
+    landed in and its activity of human provenance, all of which the world holds, were not in
+    it, and the wait's completion seemed to follow from nothing."""
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
+                 trace=tmp_path / "resumed.jsonl")
+    events = read_trace(tmp_path / "resumed.jsonl")
+    resume = next(e for e in events if e["type"] == "resume")
+    g = Graph().parse(data="".join(prov_turtle(events)), format="turtle")
+    answer = URIRef(resume["graph"])
+    (activity,) = g.subjects(PROV.generated, answer)
+    assert activity == world.graph.graph(answer).value(answer, PROV.wasGeneratedBy)
+    assert (activity, HORIS.provenance, HORIS.HumanProvenance) in g
+    assert (activity, HORIS.instance, waiting.instance) in g
+    wait = next(e for e in events if e["type"] == "step" and e["step"] == str(L.Approve))
+    (closed,) = g.subjects(PROV.generated, URIRef(wait["graph"]))
+    assert (closed, PROV.wasInformedBy, activity) in g
