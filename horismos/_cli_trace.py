@@ -24,6 +24,7 @@ from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
 from ._replay import replay
+from ._signing import unchecked_signatures
 from ._trace import iter_trace
 from ._traceview import bracketed, prov_turtle, timeline
 from ._unreadable import readable_file
@@ -136,6 +137,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 f"now {agent.definitions.digest}); replaying to show where they diverge",
                 file=sys.stderr,
             )
+        unchecked = unchecked_signatures(_recorded_header(path))
+        if unchecked:
+            print(f"note: {path}: {unchecked}", file=sys.stderr)
         try:
             report = replay(path, agent, reexecute_idempotent=args.reexecute_idempotent)
         except TraceError as e:
@@ -226,6 +230,10 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
 
     for line in timeline(iter_trace(readable_file(args.trace)), args.trace, name):
         print(line)
+    if Path(args.trace).is_file():  # a pipe's header cannot be read again
+        unchecked = unchecked_signatures(_recorded_header(Path(args.trace)))
+        if unchecked:
+            print(f"note: {args.trace}: {unchecked}", file=sys.stderr)
     return 0
 
 

@@ -23,6 +23,7 @@ import base64
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ __all__ = [
     "Signer",
     "Verifier",
     "signer_from_env",
+    "unchecked_signatures",
     "verifier_from_env",
 ]
 
@@ -164,3 +166,18 @@ def _pem(path: str, var: str) -> bytes:
         return Path(path).read_bytes()
     except OSError as e:
         raise UsageError(f"{var}={path}: cannot read the key ({e.strerror})") from None
+
+
+def unchecked_signatures(header: Mapping[str, Any]) -> str | None:
+    """What to tell whoever reads a signed trace with no verifying key set: its signatures
+    were not checked. ``replay`` said ``same`` and the viewer "signed" of such a trace, and a
+    reviewer took a trace anyone could have re-hashed for one whose writer was proven."""
+    sig = header.get("sig")
+    if not isinstance(sig, str) or verifier_from_env() is not None:
+        return None
+    kind = sig.split(":", 1)[0]
+    set_ = HMAC_ENV if kind == "hmac-sha256" else VERIFY_ENV
+    return (
+        f"its events are signed ({kind}) and no key is set to verify them, so the signatures "
+        f"were not checked, only the hash chain: set {set_} to check who wrote it"
+    )

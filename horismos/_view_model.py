@@ -19,6 +19,7 @@ from typing import Any
 
 from ._event_shape import reading
 from ._run_counts import instance_status
+from ._signing import verifier_from_env
 from ._terms import split_iri
 
 __all__ = ["prefixes_for", "view_model"]
@@ -162,6 +163,7 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
     for at in range(len(instances["id"])):
         instances["status"][at] = strings(instance_status(last.get(at)))
     end = events[-1] if events and events[-1].get("type") == "end" else None
+    signed = any("sig" in e for e in events[:1])
     run = {
         "source": source,
         "workflow": header.get("workflow"),
@@ -178,7 +180,8 @@ def view_model(events: Sequence[Mapping[str, Any]], *, source: str) -> dict[str,
         "end_world_digest": end.get("world_digest") if end else None,
         "end_hash": _short_hash(end.get("hash")) if end else None,
         "duration": clock,
-        "signed": any("sig" in e for e in events[:1]),
+        "signed": signed,
+        "verified": signed and verifier_from_env() is not None,  # read_trace checked them
     }
     return {
         "run": run,

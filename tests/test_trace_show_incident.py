@@ -4,6 +4,7 @@ with no world at hand. Each test runs the command line as a user does, in a scra
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -135,3 +136,25 @@ def test_a_call_that_raised_keeps_the_time_it_took_in_the_trace(tmp_path: Path) 
     (step,) = (e for e in events if e["type"] == "step")
     assert step["status"] == "failed"
     assert set(step["timings"]) >= {"precondition", "arguments", "tool"}, step["timings"]
+
+
+def test_a_signed_trace_read_with_no_key_says_its_signatures_were_not_checked(
+        tmp_path: Path) -> None:
+    """A trace signed with `HORISMOS_TRACE_HMAC_KEY`, read where no key is set, replayed
+    `same` and showed without a word, and its page said "signed": a reviewer took it for a
+    trace whose writer was proven, when only its hash chain (which anyone can recompute after
+    an edit) had been checked."""
+    keyed = {**os.environ, "HORISMOS_TRACE_HMAC_KEY": "a secret of the deployment"}
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("HORISMOS_TRACE_")}
+    tools = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+    p = horismos_forked(tmp_path, "run", *TRIAGE, *TRIAGE_WORLD, *tools, "--focus",
+                        ":patient42", "--trace", "t.jsonl", env=keyed, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    said = "signatures were not checked, only the hash chain: set HORISMOS_TRACE_HMAC_KEY"
+    for command in (["replay", "t.jsonl", *TRIAGE], ["trace", "show", "t.jsonl"]):
+        unchecked = horismos_forked(tmp_path, *command, env=bare, timeout=120)
+        assert unchecked.returncode == 0, unchecked.stdout + unchecked.stderr
+        assert said in unchecked.stderr, (command, unchecked.stderr)
+        checked = horismos_forked(tmp_path, *command, env=keyed, timeout=120)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "not checked" not in checked.stderr, (command, checked.stderr)

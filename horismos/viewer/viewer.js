@@ -123,7 +123,7 @@ function summary(D) {
     ["run", r.complete ? r.status : "stopped: the trace has no end event"],
     ["started", r.started || "?"],
     ["took", ms(r.duration)],
-    ["events", r.events.toLocaleString() + " (hash chain checked" + (r.signed ? ", signed" : "") + ")"],
+    ["events", r.events.toLocaleString() + " (hash chain checked" + (r.signed ? (r.verified ? ", signatures verified" : ", signed, signatures not checked: no key was set") : "") + ")"],
     ["world", r.world_digest || "—"],
   ];
   const box = document.getElementById("summary");
