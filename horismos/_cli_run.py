@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
+from ._intents import doubt_key, doubt_message
 from ._model import ActionStep
 from ._preconditions import why_blocked
 from ._proposal import summary as proposal_summary
@@ -369,6 +371,7 @@ class RunView:
         elif rec.status == "rejected":
             line += " by the gate: nothing landed"
             line += "".join(f"\n    {self._message(m)}" for m in rec.messages)
+            line += "".join(f"\n    held in doubt: {said}" for said in self._held(rec))
         elif rec.error is not None:
             line += f": {rec.error}"
         if rec.receipts:  # an adapter commit: each effect's remote outcome
@@ -380,6 +383,26 @@ class RunView:
         if rec.error is not None and rec.next is not None:
             line += f"\n    onError -> {n(rec.next)}"
         return line
+
+    def _held(self, rec: StepRecord) -> list[str]:
+        """What a rejected step left in doubt: each call of a tool that is not idempotent
+        that answered (so may have acted) and of which nothing landed. The runner holds
+        further calls there in every lane until `tools reconcile`; the run said only
+        "nothing landed", and the operator learned of the doubt from the next run's refusal."""
+        tool = self.defs.tools.get(URIRef(rec.tool)) if rec.tool else None
+        if tool is None or tool.idempotent or tool.adapter is not None:
+            return []
+        persistent = self.world is not None and self.world.store.persistent
+        return [
+            doubt_message(
+                tool,
+                doubt_key(tool, call),
+                self.name,
+                args=json.dumps([call], sort_keys=True, ensure_ascii=False),
+                persistent=persistent,
+            )
+            for call in rec.args[: len(rec.result)]  # the calls that answered
+        ]
 
     def _message(self, m: ShaclMessage) -> str:
         """A gate message with the value it rejected, as the author would write it."""

@@ -158,3 +158,31 @@ def test_a_signed_trace_read_with_no_key_says_its_signatures_were_not_checked(
         checked = horismos_forked(tmp_path, *command, env=keyed, timeout=120)
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "not checked" not in checked.stderr, (command, checked.stderr)
+
+
+def test_a_rejected_call_of_a_tool_not_idempotent_says_it_is_held_in_doubt(
+        tmp_path: Path) -> None:
+    """The tool answered, so it may have acted, and nothing of it landed: the runner holds
+    further calls of it on the patient until someone reconciles it. `run` said only "rejected
+    by the gate: nothing landed"; the operator learned of the doubt from the next run's
+    refusal. It now says so at the step, with the command that clears it, which works."""
+    bad_ehr(tmp_path)
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
+                      cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    run = ["run", *TRIAGE, *store, "--tools", "bad/ehr_client.py", "--focus", ":patient42"]
+    first = horismos(*run, cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    held = [line for line in first.stdout.splitlines() if line.startswith("    held in doubt: ")]
+    assert len(held) == 1, first.stdout
+    assert "may already have acted on :patient42" in held[0]
+    clear = "horismos tools reconcile ehr.assign_queue … --args "
+    assert clear in held[0]
+    args = held[0].split(clear, 1)[1].split("` on the same store", 1)[0]
+    assert args == """'{"patient": ":patient42", "queue": ":urgent"}'"""
+    second = horismos(*run, cwd=tmp_path)  # as it said: not called again
+    assert second.returncode == 1 and "may already have acted" in second.stdout, second.stdout
+    cleared = horismos("tools", "reconcile", "ehr.assign_queue", *TRIAGE, *store, "--args",
+                       args.strip("'"), cwd=tmp_path)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
