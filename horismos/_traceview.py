@@ -102,7 +102,7 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             f" key ({e.get('first_started')}), not called"
         ]
     if kind == "step":
-        return ["  " + _step_line(e, name), *_gate_lines(e, name)]
+        return ["  " + _step_line(e, name), *_retried_lines(e), *_gate_lines(e, name)]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
         shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -158,6 +158,36 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     else:
         verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
+
+
+def _retried_lines(e: Mapping[str, Any]) -> list[str]:
+    """A retried step's attempts that did not answer, one a line: a step that completed on
+    its second attempt read as one clean call, the pager's first failure nowhere but in the
+    JSON."""
+    outcomes = e.get("outcomes") or []
+    calls = len(e.get("args") or []) or 1
+    if not isinstance(outcomes, list) or e.get("attempts", 0) <= calls:
+        return []
+    return [
+        f"    attempt {n} of {len(outcomes)}: {_outcome(o)}"
+        for n, o in enumerate(outcomes, 1)
+        if isinstance(o, Mapping) and "returned" not in o
+    ]
+
+
+def _outcome(o: Mapping[str, Any]) -> str:
+    """A tool outcome that was not an answer, as a reviewer reads it: what was raised, and
+    how far the call got (never sent, or sent and never answered)."""
+    how = (
+        " (never sent)"
+        if o.get("sent") is False
+        else " (sent, no answer)"
+        if o.get("answered") is False
+        else ""
+    )
+    if o.get("timeout"):
+        return "timed out" + how
+    return f"{o.get('error', 'failed')}: {o.get('message', '')}{how}"
 
 
 def _gate_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:

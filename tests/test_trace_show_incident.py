@@ -186,3 +186,33 @@ def test_a_rejected_call_of_a_tool_not_idempotent_says_it_is_held_in_doubt(
     cleared = horismos("tools", "reconcile", "ehr.assign_queue", *TRIAGE, *store, "--args",
                        args.strip("'"), cwd=tmp_path)
     assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+
+
+def test_a_step_that_completed_on_a_retry_shows_the_attempt_that_failed(tmp_path: Path) -> None:
+    """`:ehr.notify_nurse` (`horis:retries 1`, idempotent) fails once, then answers: the
+    step read as one clean call, "gate ok  completed", the pager's failure only in the JSON."""
+    (tmp_path / "flaky").mkdir()
+    (tmp_path / "flaky" / "ehr_client.py").write_text(
+        "import itertools\n"
+        "_pages = itertools.count()\n"
+        "\n"
+        "def assign_queue(patient, queue):\n"
+        "    return {'queueRef': 'Q-URGENT-1'}\n"
+        "\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    if next(_pages) == 0:\n"
+        "        raise ConnectionError('pager gateway reset the connection')\n"
+        "    return {'assignedNurse': nurse}\n"
+    )
+    p = horismos("run", *TRIAGE, *TRIAGE_WORLD, "--tools", "flaky/ehr_client.py",
+                 "--focus", ":patient42", "--trace", "t.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    shown = horismos("trace", "show", "t.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    (notified,) = (i for i, line in enumerate(lines) if ":NotifyNurse  " in line)
+    assert "gate ok  completed" in lines[notified]
+    assert lines[notified + 1] == (
+        "    attempt 1 of 2: ConnectionError: pager gateway reset the connection")
+    (queued,) = (i for i, line in enumerate(lines) if ":QueuePatient  " in line)
+    assert not lines[queued + 1].startswith("    attempt"), lines  # one attempt: nothing said
