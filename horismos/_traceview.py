@@ -50,13 +50,49 @@ def timeline(
     ``<IRI>``). An event whose values are of shapes no run writes is a
     :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
     kind = None
+    running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     for index, e in enumerate(events):
         kind = e.get("type")
         with reading(e, index, source):
             lines = _event_lines(e, name)
+            _follow(e, running, name)
         yield from lines
     if kind is not None and kind != "end":
         yield "no end event: the recording stopped here (its process died, or the file was cut)"
+        for instance, (focus, at) in running.items():
+            yield (
+                f"  instance {short(instance)[:8]}"
+                + (f" for {focus}" if focus else "")
+                + " was still running"
+                + (f", at {at}" if at else ", at its first step")
+                + ": what that step did is not in the trace, and a call it sent may have acted; "
+                "`horismos instances --store …` lists it, and a rerun on that store says whether "
+                "the call is held in doubt"
+            )
+
+
+def _follow(
+    e: Mapping[str, Any],
+    running: dict[str, tuple[str | None, str | None]],
+    name: Callable[[str], str],
+) -> None:
+    """Keep ``running`` (the instances that go on past the events read so far: each one's
+    focus, when the trace says it, and the step it was at) up to date with event ``e``, so
+    that of a trace cut short the timeline says which instances were mid-step."""
+    kind, instance = e.get("type"), e.get("instance")
+    if not isinstance(instance, str):
+        return
+    focus = running.get(instance, (None, None))[0]
+    if kind == "instance":
+        step = e.get("step") if "continued_at" in e else None
+        running[instance] = (name(str(e.get("focus"))), name(str(step)) if step else None)
+    elif kind == "resume":  # a resume's trace names no focus: its instance was left before
+        running[instance] = (focus, name(str(e.get("step"))))
+    elif kind == "step":
+        if instance_status(e) == "running":
+            running[instance] = (focus, name(str(e["next"])) if e.get("next") else None)
+        else:
+            running.pop(instance, None)
 
 
 def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:

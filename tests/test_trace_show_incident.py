@@ -7,6 +7,8 @@ import json
 import os
 import re
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from forked import horismos_forked
@@ -216,3 +218,48 @@ def test_a_step_that_completed_on_a_retry_shows_the_attempt_that_failed(tmp_path
         "    attempt 1 of 2: ConnectionError: pager gateway reset the connection")
     (queued,) = (i for i, line in enumerate(lines) if ":QueuePatient  " in line)
     assert not lines[queued + 1].startswith("    attempt"), lines  # one attempt: nothing said
+
+
+def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path) -> None:
+    """`kill -9` while the tool of `:QueuePatient` runs: the trace ends with the instance's
+    event. `trace show` said only "no end event", and a reviewer could not tell that an
+    instance had been mid-step, its call perhaps made, nor where to look."""
+    (tmp_path / "hung").mkdir()
+    (tmp_path / "hung" / "ehr_client.py").write_text(
+        "import pathlib, time\n"
+        "\n"
+        "def assign_queue(patient, queue):\n"
+        "    pathlib.Path('calling').write_text('')\n"
+        "    time.sleep(600)\n"
+        "\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    return {'assignedNurse': nurse}\n"
+    )
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
+                      cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    run = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", *TRIAGE, *store, "--tools",
+         "hung/ehr_client.py", "--focus", ":patient43", "--trace", "t.jsonl"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        for _ in range(1200):  # until the tool is called (at most a minute)
+            if (tmp_path / "calling").exists() or run.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "calling").exists(), "the tool was never called"
+    finally:
+        run.kill()
+        run.wait()
+    shown = horismos("trace", "show", "t.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    at = lines.index(
+        "no end event: the recording stopped here (its process died, or the file was cut)")
+    started = next(line for line in lines if line.startswith("instance "))
+    instance = started.split()[1]
+    assert lines[at + 1].startswith(
+        f"  instance {instance} for :patient43 was still running, at its first step: "), lines
+    assert "a call it sent may have acted" in lines[at + 1]
