@@ -138,7 +138,12 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             f" key ({e.get('first_started')}), not called"
         ]
     if kind == "step":
-        return ["  " + _step_line(e, name), *_retried_lines(e), *_gate_lines(e, name)]
+        return [
+            "  " + _step_line(e, name),
+            *_retried_lines(e),
+            *_gate_lines(e, name),
+            *_routed_lines(e, name),
+        ]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
         shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -194,6 +199,27 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     else:
         verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
+
+
+def _routed_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
+    """What ``run`` printed under a step and the timeline left out: an adapter commit's
+    receipts (each effect's remote outcome, which says what the system of record kept), and
+    the ``horis:onError`` edge a failed step took."""
+    lines = []
+    receipts = e.get("receipts")
+    if isinstance(receipts, list) and receipts:
+        lines.append(
+            "    remote: "
+            + "; ".join(
+                f"{r.get('ref')} {r.get('outcome')}"
+                + (f" (version {r['version']})" if r.get("version") else "")
+                for r in receipts
+                if isinstance(r, Mapping)
+            )
+        )
+    if e.get("error") and e.get("next") and e.get("kind") == "ActionStep":
+        lines.append(f"    onError -> {name(str(e['next']))}")
+    return lines
 
 
 def _retried_lines(e: Mapping[str, Any]) -> list[str]:

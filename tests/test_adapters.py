@@ -812,3 +812,23 @@ def test_a_run_killed_at_any_commit_and_run_again_sends_a_create_at_most_once(
             horismos(cwd, *run)  # and once more
             assert len(fhir.writes()) <= 1, (when, nth)
     assert boundaries >= 4  # the intent and the step's commit, each side
+
+
+def test_trace_show_gives_a_conflicted_commits_receipts_and_its_on_error_edge(
+        tmp_path: Path, fhir: FhirServer) -> None:
+    """`run` printed under the step what the EHR kept of each effect (`remote: …
+    conflicted`) and the `horis:onError` edge taken; `trace show` of the same run printed
+    neither, though the trace holds both, and a reviewer could not see what the system of
+    record did nor why the instance went on to the pharmacist."""
+    agent = agent_for(tmp_path, fhir)
+    world = hydrated(agent, "MedicationRequest/mr1")
+    fhir.remote_update("MedicationRequest", "mr1", status="on-hold")  # after hydration
+    agent.run(world, ":Dispense", node(fhir, "Patient/p1"), allow=ALLOW,
+              trace=tmp_path / "t.jsonl")
+    shown = horismos_forked(tmp_path, "trace", "show", "t.jsonl", "pharmacy.ttl", timeout=120)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    (failed,) = (i for i, line in enumerate(lines) if "  :DispenseStep  " in line)
+    assert lines[failed + 1] == (
+        "    remote: MedicationRequest/mr1 conflicted; MedicationDispense conflicted")
+    assert lines[failed + 2] == "    onError -> :Settle"
