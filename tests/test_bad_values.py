@@ -123,13 +123,31 @@ async def exits_async(patient: URIRef) -> dict[str, Any]:
     return {"ward": EX.w1}
 
 
+class Halt(BaseException):
+    """A tool's own BaseException (a framework's "stop" signal, say): it got past the step
+    as a traceback to the user, and the trace was left with no end event."""
+
+
+def halts(patient: URIRef) -> dict[str, Any]:
+    if patient.endswith("p1"):
+        raise Halt("the ward system asked to stop")
+    return {"ward": EX.w1}
+
+
+async def halts_async(patient: URIRef) -> dict[str, Any]:
+    return halts(patient)
+
+
 @pytest.mark.parametrize(("func", "returns", "kind"), [
     (bad_ward, "ward", "gate_rejected"),
     (surrogate, "ref", "gate_rejected"),
     (exits, "ward", "tool_error"),
     (interrupts, "ward", "tool_error"),
     (exits_async, "ward", "tool_error"),
-], ids=["iri-with-space", "lone-surrogate", "sys-exit", "keyboard-interrupt", "async-exit"])
+    (halts, "ward", "tool_error"),
+    (halts_async, "ward", "tool_error"),
+], ids=["iri-with-space", "lone-surrogate", "sys-exit", "keyboard-interrupt", "async-exit",
+        "own-base-exception", "async-own-base-exception"])
 def test_python_tool_bad_value_fails_its_step_and_the_run_goes_on(tmp_path, func, returns,
                                                                  kind) -> None:
     run, world = run_all(tmp_path, definitions("python:act", returns), {"act": func})
@@ -167,4 +185,23 @@ def test_cli_run_survives_a_tool_calling_sys_exit(tmp_path) -> None:
     assert "Traceback" not in p.stderr
     assert p.returncode == 0, p.stdout + p.stderr   # each instance completed, via onError
     assert "SystemExit" in p.stdout + p.stderr
+    assert '"type":"end"' in (tmp_path / "t.jsonl").read_text()
+
+
+def test_cli_run_survives_a_tool_raising_a_base_exception_of_its_own(tmp_path) -> None:
+    """Not SystemExit nor KeyboardInterrupt, which were caught, but a class of the tool's
+    own deriving from BaseException: `run` printed a Python traceback and died, its trace
+    ending without an end event, and the other patients were never run."""
+    (tmp_path / "defs.ttl").write_text(definitions("python:act", "ward"), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "mytools.py").write_text(
+        "class Halt(BaseException):\n    pass\n\n"
+        "def act(patient):\n    if patient.endswith('p1'):\n        raise Halt('stop now')\n"
+        "    return {'ward': 'http://example.org/clinic#w1'}\n\n"
+        "def note(patient):\n    return {}\n", encoding="utf-8")
+    p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "mytools",
+                        "--all", "--trace", "t.jsonl", timeout=120)
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 0, p.stdout + p.stderr   # each instance completed, via onError
+    assert "the tool raised Halt(stop now)" in p.stdout, p.stdout
     assert '"type":"end"' in (tmp_path / "t.jsonl").read_text()

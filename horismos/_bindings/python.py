@@ -257,12 +257,13 @@ class PythonBinding(Binding):
             result = await self._run(args)
         except asyncio.CancelledError:
             raise
-        except (SystemExit, KeyboardInterrupt, GeneratorExit) as e:
-            # the tool's own doing, not the process's: that step fails, the run goes on
-            _attempt.answered()
-            raise _stopped(e) from None
-        except BaseException:
+        except BaseException as e:
             _attempt.answered()  # it raised: an answer, though not a result
+            if not isinstance(e, Exception):
+                # SystemExit, KeyboardInterrupt, a BaseException of its own: the tool's own
+                # doing, not the process's, so that step fails and the run goes on (one of
+                # its own classes reached the user as a traceback, the trace left unended)
+                raise _stopped(e) from None
             raise
         _attempt.answered()
         if self.tool is not None:
@@ -287,7 +288,7 @@ class PythonBinding(Binding):
             if late is not None:
                 raise late from None
             _attempt.answered()
-            if isinstance(e, SystemExit | GeneratorExit):
+            if not isinstance(e, Exception):  # SystemExit, a BaseException of its own
                 raise _stopped(e) from None
             raise
         late = _late(tool, start)
