@@ -43,7 +43,7 @@ from ._errors import (
     UnreadableAnswer,
 )
 
-__all__ = ["Expired", "RecordedResult", "decode", "encode", "outcome_of", "play"]
+__all__ = ["Expired", "RecordedResult", "decode", "encode", "message_of", "outcome_of", "play"]
 
 _SCALARS = (str, bool, int, float, type(None))
 
@@ -130,6 +130,17 @@ class Expired(TimeoutError):
     tells it from a ``TimeoutError`` the tool raised itself)."""
 
 
+def message_of(exc: BaseException) -> str:
+    """``str(exc)``, or what is known of it when its ``__str__`` raises: that raised within
+    the runner's handling of the tool's error, and was reported as what the tool raised (a
+    ``ValueError`` of its ``__str__``), its outcome left out of the trace, so replay
+    diverged on a run that went as recorded."""
+    try:
+        return str(exc)
+    except Exception as e:
+        return f"(its message could not be read: {type(e).__name__} in its __str__)"
+
+
 def outcome_of(exc: BaseException, *, own_timeouts: bool = False) -> dict[str, Any]:
     """The trace entry for a call that raised ``exc`` (cancelled: its timeout ran out).
     ``own_timeouts``: a ``TimeoutError`` is the tool's own (the runner's deadline reaches a
@@ -140,7 +151,7 @@ def outcome_of(exc: BaseException, *, own_timeouts: bool = False) -> dict[str, A
     ):
         entry = {"timeout": True}
     else:
-        entry = {"error": type(exc).__name__, "message": str(exc)}
+        entry = {"error": type(exc).__name__, "message": message_of(exc)}
         if isinstance(exc, ToolError):
             entry["tool_error"] = True
         if isinstance(exc, ResultTooLarge):

@@ -31,7 +31,7 @@ from ._errors import (
 )
 from ._literals import INTEGER_TYPES, well_formed
 from ._model import ActionStep, Arg, Tool
-from ._outcomes import Expired
+from ._outcomes import Expired, message_of
 from ._records import StepRecord
 from ._step_records import IS_TYPE, StepRecording
 from ._terms import is_iri, unfit_terms
@@ -277,7 +277,7 @@ class ToolCalls(StepRecording):
                     last = e
                 except Exception as e:
                     last = ToolError(
-                        f"{tool.name} raised {type(e).__name__}: {e}",
+                        f"{tool.name} raised {type(e).__name__}: {message_of(e)}",
                         step=str(step.iri),
                         tool=str(tool.iri),
                     )

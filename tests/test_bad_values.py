@@ -205,3 +205,26 @@ def test_cli_run_survives_a_tool_raising_a_base_exception_of_its_own(tmp_path) -
     assert p.returncode == 0, p.stdout + p.stderr   # each instance completed, via onError
     assert "the tool raised Halt(stop now)" in p.stdout, p.stdout
     assert '"type":"end"' in (tmp_path / "t.jsonl").read_text()
+
+
+def test_an_error_whose_message_cannot_be_read_is_the_tools_and_replays_the_same(
+        tmp_path) -> None:
+    """An exception whose `__str__` raises (a client library's error formatting a missing
+    field, say): the run said the tool "raised ValueError: …", the error of the `__str__`,
+    not the tool's class, and left the call's outcome out of the trace, so `replay` said
+    DIVERGED ("outcomes was null when recorded") of a run that went as recorded."""
+    (tmp_path / "defs.ttl").write_text(definitions("python:act", "ward"), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "mytools.py").write_text(
+        "class WardDown(Exception):\n"
+        "    def __str__(self):\n        return self.detail['reason']\n\n"
+        "def act(patient):\n    raise WardDown()\n\n"
+        "def note(patient):\n    return {}\n", encoding="utf-8")
+    p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools", "mytools",
+                        "--all", "--trace", "t.jsonl", timeout=120)
+    assert "Traceback" not in p.stderr, p.stderr
+    assert "act raised WardDown: (its message could not be read: AttributeError" in p.stdout, (
+        p.stdout)
+    again = horismos_forked(tmp_path, "replay", "t.jsonl", "defs.ttl", timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("same "), again.stdout

@@ -37,6 +37,7 @@ from typing import Any, cast
 from .. import _attempt
 from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
+from .._outcomes import message_of
 from .base import Binding
 from .limits import check_result
 from .reach import Reach
@@ -355,7 +356,8 @@ _GRACE = 0.002  # seconds a sync call is waited for in place before the step awa
 def _stopped(e: BaseException) -> ToolError:
     """A tool that raised SystemExit and the like: its own doing, not the process's, so that
     step fails and the run goes on."""
-    what = f"{type(e).__name__}({e})" if str(e) else type(e).__name__
+    said = message_of(e)
+    what = f"{type(e).__name__}({said})" if said else type(e).__name__
     return ToolError(
         f"the tool raised {what}; a tool returns a result or raises an "
         "Exception, it does not stop the process"
