@@ -467,11 +467,17 @@ class ReplayReport:
             )
         if self.first_divergence is not None:
             hint = ""
-            if self.first_divergence.field == "reads":
+            if self.first_divergence.field == "reads" and self.definitions_changed:
                 hint = (
                     "; the definitions now read the world other than the recorded run did, "
                     "and the trace holds only what that run read (record with "
                     "--trace-snapshot to replay changed definitions against the world)"
+                )
+            elif self.first_divergence.field == "reads":  # not the definitions: the runtime
+                hint = (
+                    "; the definitions are those it was recorded with, so this runtime "
+                    "read the world other than the recorded run did (another Horismos "
+                    "release, or a fault of replay's: report it with the trace)"
                 )
             return f"DIVERGED  {self.first_divergence}{hint}{changed}"
         calls = f"{self.substituted} tool call(s) substituted"

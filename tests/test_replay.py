@@ -632,3 +632,20 @@ def test_a_trace_of_a_workflow_the_definitions_lack_says_which_files_to_give() -
     message = str(report.first_divergence)
     assert "which the definitions given do not declare" in message, message
     assert "null" not in message
+
+
+def test_a_read_missing_from_an_unchanged_definitions_trace_does_not_blame_them(
+        tmp_path: Path) -> None:
+    """The trace lacks an answer the replay needs (here: removed, the chain recomputed),
+    under the very definitions it was recorded with. The report said "the definitions now
+    read the world other than the recorded run did" and to record with --trace-snapshot to
+    replay changed definitions: a reviewer went looking for a change that was not there."""
+    events = read_trace(RECORDED / "triage-patient42.jsonl")
+    step = next(e for e in events if e["type"] == "step")
+    step["reads"] = [r for r in step["reads"] if r[0] != "s"]
+    done = _cli("replay", rechain(events, tmp_path / "edited.jsonl"), HERE / "definitions")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("DIVERGED") and "reads" in done.stdout, done.stdout
+    assert "definitions changed" not in done.stdout, done.stdout
+    assert "the definitions now read the world" not in done.stdout, done.stdout
+    assert "the definitions are those it was recorded with" in done.stdout, done.stdout
