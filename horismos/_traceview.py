@@ -143,6 +143,7 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             *_retried_lines(e),
             *_gate_lines(e, name),
             *_routed_lines(e, name),
+            *_proposal_lines(e, name),
         ]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
@@ -219,6 +220,34 @@ def _routed_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]
         )
     if e.get("error") and e.get("next") and e.get("kind") == "ActionStep":
         lines.append(f"    onError -> {name(str(e['next']))}")
+    return lines
+
+
+def _proposal_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
+    """A proposal's ranking, against its threshold, and the candidates its conditions
+    dropped: the timeline gave the choice and its confidence alone, so a reviewer asking why
+    a flight was chosen, or why a person was asked, could not see what it was chosen over."""
+    d = e.get("proposal")
+    if e.get("kind") != "ProposalStep" or not isinstance(d, Mapping):
+        return []
+    lines = []
+    ranking = d.get("ranking")
+    if isinstance(ranking, list) and ranking:
+        by = f" by {d['rank_by']}" if d.get("rank_by") else ""
+        at = d.get("threshold")
+        threshold = f" (horis:confidence {at})" if at is not None else ""
+        lines.append(
+            f"    {d.get('model', 'the model')} ranked{by}: "
+            + ", ".join(_value(str(r), name) for r in ranking)
+            + threshold
+        )
+    for dropped in d.get("dropped") or []:
+        if isinstance(dropped, Mapping):
+            failing = " ".join(str(dropped.get("failing") or "").split())
+            lines.append(
+                f"    dropped {_value(str(dropped.get('node')), name)}"
+                + (f": this does not hold of it: {failing}" if failing else "")
+            )
     return lines
 
 

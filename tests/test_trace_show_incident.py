@@ -263,3 +263,21 @@ def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path)
     assert lines[at + 1].startswith(
         f"  instance {instance} for :patient43 was still running, at its first step: "), lines
     assert "a call it sent may have acted" in lines[at + 1]
+
+
+def test_a_proposal_shows_what_was_ranked_and_what_was_dropped(tmp_path: Path) -> None:
+    """The timeline gave a proposal's choice and confidence alone ("no choice: low
+    confidence (confidence 0.5)"): not the ranking the person was then asked to decide
+    between, nor the threshold, nor the candidate its conditions had dropped, all recorded."""
+    run = horismos("run", *REBOOKING, "--world",
+                   str(ROOT / "examples" / "rebooking" / "world.ttl"), *REBOOKING_TOOLS, "--all",
+                   "--trace", "t.jsonl", cwd=tmp_path)
+    assert run.returncode == 3, run.stdout + run.stderr
+    shown = horismos("trace", "show", "t.jsonl", *REBOOKING, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    (asked,) = (i for i, line in enumerate(lines) if "no choice: low confidence" in line)
+    assert lines[asked + 1] == ("    lexical:bm25 ranked by the customer's stated preference: "
+                                ":BA175, :VS3 (horis:confidence 0.7)")
+    assert lines[asked + 2].startswith("    dropped :AA101: this does not hold of it: "
+                                       "?option :operatedBy ?carrier ."), lines[asked + 2]
