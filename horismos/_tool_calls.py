@@ -20,6 +20,7 @@ from ._attempt import Attempt
 from ._bindings import Binding, resolve
 from ._errors import (
     ArgumentTypeError,
+    Divergence,
     GateRejected,
     NotSent,
     OutcomeUnknown,
@@ -275,6 +276,9 @@ class ToolCalls(StepRecording):
                 except ToolError as e:
                     e.step, e.tool = str(step.iri), str(tool.iri)
                     last = e
+                except Divergence:  # replay's verdict on a call it made again, not the
+                    raise  # tool's failure: taken for one, the call was retried, and the
+                    # divergence said the run now made two calls where it made one
                 except Exception as e:
                     last = ToolError(
                         f"{tool.name} raised {type(e).__name__}: {message_of(e)}",

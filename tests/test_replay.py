@@ -649,3 +649,29 @@ def test_a_read_missing_from_an_unchanged_definitions_trace_does_not_blame_them(
     assert "definitions changed" not in done.stdout, done.stdout
     assert "the definitions now read the world" not in done.stdout, done.stdout
     assert "the definitions are those it was recorded with" in done.stdout, done.stdout
+
+
+def test_a_reexecuted_call_answering_otherwise_is_made_once_and_said_once(
+        tmp_path: Path) -> None:
+    """`--reexecute-idempotent`, and the pager now answers another nurse: replay's verdict
+    was taken for the tool's failure, so `:ehr.notify_nurse` (`horis:retries 1`) was called
+    a second time, and the report said the run now made two calls where it made one."""
+    (tmp_path / "now").mkdir()
+    (tmp_path / "now" / "ehr_client.py").write_text(
+        "from pathlib import Path\n"
+        "from rdflib import URIRef\n\n"
+        "def assign_queue(patient, queue):\n"
+        "    raise AssertionError('not idempotent: never called on replay')\n\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    with open(Path(__file__).parent / 'pages.txt', 'a') as f:\n"
+        "        f.write(str(patient) + '\\n')\n"
+        "    return {'assignedNurse': URIRef('http://example.org/ehr#nurse8')}\n")
+    done = _cli("replay", RECORDED / "triage-patient42.jsonl", HERE / "definitions",
+                "--reexecute-idempotent", "--tools", tmp_path / "now" / "ehr_client.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("DIVERGED"), done.stdout
+    pages = (tmp_path / "now" / "pages.txt").read_text().splitlines()
+    assert pages == [f"{EHR}patient42"], pages
+    now = done.stdout.split(" when recorded, is ", 1)[1].rsplit(" now", 1)[0]
+    assert json.loads(now) == [
+        {"returned": {"@map": {"assignedNurse": {"@term": f"<{EHR}nurse8>"}}}}], now
