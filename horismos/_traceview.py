@@ -9,6 +9,7 @@ name (``urgent``) could be any namespace's.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
@@ -144,6 +145,7 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             *_gate_lines(e, name),
             *_routed_lines(e, name),
             *_proposal_lines(e, name),
+            *_approval_lines(e),
         ]
     if kind == "end":  # ``instances``: how many ended each way (a call's has none)
         counts = e.get("instances") or {}
@@ -191,6 +193,8 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     elif e.get("kind") == "WaitStep" and e.get("wait"):
         d = e["wait"]
         verdict = f"{d.get('outcome', status)}" + (f": {d['reason']}" if d.get("reason") else "")
+    elif status == "waiting" and e.get("approval"):  # an ActionStep's payload to approve
+        verdict = "waiting for approval"
     elif status == "completed":
         verdict = "gate ok  completed"
     elif status == "rejected":
@@ -221,6 +225,24 @@ def _routed_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]
     if e.get("error") and e.get("next") and e.get("kind") == "ActionStep":
         lines.append(f"    onError -> {name(str(e['next']))}")
     return lines
+
+
+def _approval_lines(e: Mapping[str, Any]) -> list[str]:
+    """An approval a step waits for (each payload and its fingerprint, which `approve`
+    takes), or the approved payloads a step called its tool on: the timeline said "waiting:"
+    and nothing more, and of the call made once approved, not that it was approved."""
+    asked = e.get("approval")
+    if e.get("status") == "waiting" and isinstance(asked, Mapping):
+        prints = asked.get("fingerprints") or []
+        payloads = asked.get("payloads") or []
+        return [
+            f"    payload {json.dumps(p, sort_keys=True)}: fingerprint {f}"
+            for f, p in zip(prints, payloads, strict=False)
+        ]
+    used = (e.get("policy") or {}).get("approvals")
+    if isinstance(used, list) and used and e.get("status") not in ("blocked", "waiting"):
+        return [f"    called on approval: fingerprint {', '.join(map(str, used))}"]
+    return []
 
 
 def _proposal_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:

@@ -281,3 +281,40 @@ def test_a_proposal_shows_what_was_ranked_and_what_was_dropped(tmp_path: Path) -
                                 ":BA175, :VS3 (horis:confidence 0.7)")
     assert lines[asked + 2].startswith("    dropped :AA101: this does not hold of it: "
                                        "?option :operatedBy ?carrier ."), lines[asked + 2]
+
+
+def test_an_approval_shows_the_payload_asked_for_and_the_call_made_on_it(
+        tmp_path: Path) -> None:
+    """`horis:requiresApproval true`: the step waiting for approval showed as "waiting:",
+    nothing after the colon, and the call made once approved did not say it was approved,
+    though the trace records the payload, its fingerprint and the approval used."""
+    (tmp_path / "triage.ttl").write_text((ROOT / "workflows" / "triage.ttl").read_text().replace(
+        "    horis:timeout \"5s\" ;\n    horis:idempotent false .",
+        "    horis:timeout \"5s\" ;\n    horis:requiresApproval true ;\n"
+        "    horis:idempotent false ."))
+    defs = ["triage.ttl", str(ROOT / "ontologies" / "ehr.ttl")]
+    tools = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+    asked = horismos("run", *defs, *TRIAGE_WORLD, *tools, "--focus", ":patient42", "--out",
+                     "after.trig", "--trace", "asked.jsonl", cwd=tmp_path)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    fingerprint = re.search(r"Fingerprint: ([0-9a-f]{64})", asked.stdout)
+    waiting = re.search(r"^\[([0-9a-f]{8})\]", asked.stdout, re.MULTILINE)
+    assert fingerprint and waiting, asked.stdout
+    shown = horismos("trace", "show", "asked.jsonl", *defs, cwd=tmp_path).stdout.splitlines()
+    (at,) = (i for i, line in enumerate(shown) if "  :QueuePatient  " in line)
+    assert "  waiting for approval  " in shown[at], shown[at]
+    assert shown[at + 1] == ('    payload {"patient": "http://example.org/ehr#patient42", '
+                             '"queue": "http://example.org/ehr#urgent"}: fingerprint '
+                             f"{fingerprint.group(1)}")
+    approved = horismos("approve", *defs, "--world", "after.trig", "--instance",
+                        waiting.group(1), "--fingerprint", fingerprint.group(1), "--out",
+                        "approved.trig", cwd=tmp_path)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    resumed = horismos("resume", *defs, "--world", "approved.trig", *tools, "--instance",
+                       waiting.group(1), "--out", "done.trig", "--trace", "called.jsonl",
+                       cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    shown = horismos("trace", "show", "called.jsonl", *defs, cwd=tmp_path).stdout.splitlines()
+    (at,) = (i for i, line in enumerate(shown) if "  :QueuePatient  " in line)
+    assert "gate ok  completed" in shown[at]
+    assert shown[at + 1] == f"    called on approval: fingerprint {fingerprint.group(1)}"
