@@ -48,8 +48,11 @@ def timeline(
 ) -> Iterator[str]:
     """One line per event worth reading: the run, each instance, each step, the end; each
     given as its event is read, every IRI as ``name`` gives it (the definitions' CURIE, or
-    ``<IRI>``). An event whose values are of shapes no run writes is a
-    :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
+    ``<IRI>``). Under a step, indented, what a reviewer asks of it that its line cannot
+    hold: the gate's messages, failed attempts, receipts, the onError edge, a proposal's
+    ranking, an approval; of a trace that stops, the instances it left mid-step. An event
+    whose values are of shapes no run writes is a :class:`~horismos.TraceError`
+    (:func:`~horismos._event_shape.reading`)."""
     kind = None
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     for index, e in enumerate(events):
