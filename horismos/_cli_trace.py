@@ -281,7 +281,8 @@ def graph_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="TRACE",
         help="with svg or html: write on each step and edge how often the traced "
-        "runs took it, and where instances blocked, failed or wait (repeatable)",
+        "runs took it, and where instances blocked, failed or wait (repeatable; a folder: "
+        "each *.jsonl in it, as wake --traces writes them)",
     )
     p.add_argument("--output", "-o", metavar="F", help="write here instead of stdout")
     p.add_argument(

@@ -119,11 +119,12 @@ def graph_rendered(
 ) -> int:
     """``graph --format svg|html`` (``--trace`` adds the counts): to ``--output`` or stdout."""
     counts = None
-    if args.trace:
-        for t in args.trace:
+    traces = traces_given(args.trace or ())
+    if traces:
+        for t in traces:
             readable_file(t)
             _drawn(defs, workflows, t)
-        counts = count_runs(iter_trace(t) for t in args.trace)  # one event at a time
+        counts = count_runs(iter_trace(t) for t in traces)  # one event at a time
     diagram = _diagram(defs, workflows, counts)
     if args.format == "svg":
         text = diagram.svg
@@ -133,13 +134,29 @@ def graph_rendered(
             title,
             diagram,
             _count_rows(defs, workflows, counts, diagram.nodes),
-            [Path(t).name for t in args.trace or ()],
+            [Path(t).name for t in traces],
         )
     if args.output:
         _write(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def traces_given(paths: Sequence[str]) -> list[str]:
+    """The traces ``--trace`` names, a folder's ``*.jsonl`` in name order as ``replay`` reads
+    one: `wake --traces DIR` writes a trace per instance, and a folder was refused ("this is a
+    folder, not a file"), while a shell glob after one ``--trace`` was not an option at all."""
+    out: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            found = sorted(str(p) for p in Path(path).glob("*.jsonl"))
+            if not found:
+                raise UsageError(f"{path}: no *.jsonl traces in this folder")
+            out += found
+        else:
+            out.append(path)
+    return out
 
 
 def _diagram(

@@ -848,8 +848,8 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
              f"horismos tools: error: --check w.ttl: {eio}\n"),
             (["trace", "show", "folder"], 2, f"horismos trace: error: {folder}\n"),
             (["trace", "view", "folder", "-o", "x.html"], 2, f"horismos trace: error: {folder}\n"),
-            (["graph", *TRIAGE, "--format", "svg", "--trace", "folder"], 2,
-             f"horismos graph: error: {folder}\n"),
+            (["graph", *TRIAGE, "--format", "svg", "--trace", "folder"], 2,  # its traces
+             "horismos graph: error: folder: no *.jsonl traces in this folder\n"),
             (["digest", "bad.ttl", "--store", "memory"], 2,
              "horismos digest: 1 error in the world data:\n  bad.ttl:2: error: cannot read "
              "world data: the file ends inside a statement — end it with ' .', and close every "

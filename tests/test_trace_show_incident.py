@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from forked import horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,3 +320,27 @@ def test_an_approval_shows_the_payload_asked_for_and_the_call_made_on_it(
     (at,) = (i for i, line in enumerate(shown) if "  :QueuePatient  " in line)
     assert "gate ok  completed" in shown[at]
     assert shown[at + 1] == f"    called on approval: fingerprint {fingerprint.group(1)}"
+
+
+def test_graph_counts_every_trace_of_a_folder(tmp_path: Path) -> None:
+    """`wake --traces DIR` writes a trace per instance. `graph --trace DIR` was refused ("this
+    is a folder, not a file"), and `--trace DIR/*.jsonl` was "unrecognized arguments": the
+    reviewer had to spell out a `--trace` per file to see where the instances went."""
+    if shutil.which("dot") is None and not os.environ.get("CI"):
+        pytest.skip("needs Graphviz's dot (apt-get install graphviz)")
+    tools = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+    (tmp_path / "traces").mkdir()
+    for focus in (":patient42", ":patient43"):
+        p = horismos("run", *TRIAGE, *TRIAGE_WORLD, *tools, "--focus", focus, "--trace",
+                     f"traces/{focus[1:]}.jsonl", cwd=tmp_path)
+        assert p.returncode == 0, p.stdout + p.stderr
+    (tmp_path / "traces" / "notes.txt").write_text("not a trace")
+    drawn = horismos("graph", *TRIAGE, "--format", "svg", "--trace", "traces", "-o", "g.svg",
+                     cwd=tmp_path)
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", (tmp_path / "g.svg").read_text())
+    assert texts.count("ran ×2") == 2, texts  # both steps, once per traced run
+    (tmp_path / "empty").mkdir()
+    refused = horismos("graph", *TRIAGE, "--format", "svg", "--trace", "empty", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "empty: no *.jsonl traces in this folder" in refused.stderr, refused.stderr
