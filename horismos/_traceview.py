@@ -139,7 +139,7 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
     if kind == "replayed":  # a catalog call answered again under its idempotency key
         return [
             f"  replayed {name(str(e.get('tool')))}: answered as the call first made with its"
-            f" key ({e.get('first_started')}), not called"
+            f" idempotency key {e.get('key')} ({e.get('first_started')}), not called"
         ]
     if kind == "step":
         return [

@@ -344,3 +344,25 @@ def test_graph_counts_every_trace_of_a_folder(tmp_path: Path) -> None:
     refused = horismos("graph", *TRIAGE, "--format", "svg", "--trace", "empty", cwd=tmp_path)
     assert refused.returncode == 2
     assert "empty: no *.jsonl traces in this folder" in refused.stderr, refused.stderr
+
+
+def test_a_catalog_call_answered_under_its_key_shows_the_key(tmp_path: Path) -> None:
+    """A retried `tools call --idempotency-key K` is answered the first call's answer and
+    calls nothing; its trace holds a `replayed` event, which `trace show` printed as
+    "replayed (event 1)": neither that nothing was called nor under which key."""
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
+                      cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    call = ["tools", "call", "ehr.assign_queue", *TRIAGE, "--tools",
+            str(ROOT / "examples" / "triage" / "ehr_client.py"), *store, "--args",
+            '{"patient": ":patient42", "queue": ":urgent"}', "--idempotency-key", "order-7"]
+    for trace in ("first.jsonl", "again.jsonl"):
+        p = horismos(*call, "--trace", trace, cwd=tmp_path)
+        assert p.returncode == 0, p.stdout + p.stderr
+    shown = horismos("trace", "show", "again.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    (line,) = (x for x in shown.stdout.splitlines() if x.startswith("  replayed "))
+    assert line.startswith("  replayed :ehr.assign_queue: answered as the call first made "
+                           "with its idempotency key order-7 ("), line
+    assert line.endswith("), not called"), line
