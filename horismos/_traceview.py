@@ -54,9 +54,12 @@ def timeline(
     whose values are of shapes no run writes is a :class:`~horismos.TraceError`
     (:func:`~horismos._event_shape.reading`)."""
     kind = None
+    store = None  # where the run's world was kept, as its header says
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     for index, e in enumerate(events):
         kind = e.get("type")
+        if kind == "header":
+            store = e.get("store")
         with reading(e, index, source):
             lines = _event_lines(e, name)
             _follow(e, running, name)
@@ -70,9 +73,24 @@ def timeline(
                 + " was still running"
                 + (f", at {at}" if at else ", at its first step")
                 + ": what that step did is not in the trace, and a call it sent may have acted; "
-                "`horismos instances --store …` lists it, and a rerun on that store says whether "
-                "the call is held in doubt"
+                + _where_to_look(store)
             )
+
+
+def _where_to_look(store: object) -> str:
+    """Where a reviewer finds what became of an instance a stopped trace left mid-step: the
+    store the run kept its world in, which holds the instance and any call it left in doubt;
+    or, for a world the process kept in memory, that it went with the process."""
+    if isinstance(store, str) and store.startswith(("oxigraph:", "journal:", "sparql:")):
+        return (
+            f"`horismos instances --store {store}` lists it, and a run again on that store "
+            "says whether its call is held in doubt"
+        )
+    return (
+        f"the run kept its world in memory ({store}), which went with its process, so "
+        "nothing holds that call in doubt: check with the system its tool acts on before "
+        "running it again"
+    )
 
 
 def _follow(

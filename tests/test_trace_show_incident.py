@@ -265,6 +265,7 @@ def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path)
     assert lines[at + 1].startswith(
         f"  instance {instance} for :patient43 was still running, at its first step: "), lines
     assert "a call it sent may have acted" in lines[at + 1]
+    assert f"`horismos instances --store oxigraph:{tmp_path / 'st'}` lists it" in lines[at + 1]
 
 
 def test_a_proposal_shows_what_was_ranked_and_what_was_dropped(tmp_path: Path) -> None:
