@@ -16,7 +16,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Attempt", "answered", "current", "runs_until", "sent"]
+__all__ = ["Attempt", "answered", "any_sent", "current", "runs_until", "sent"]
 
 
 @dataclass
@@ -44,6 +44,16 @@ class Attempt:
 _CURRENT: ContextVar[Attempt | None] = ContextVar("horismos_attempt", default=None)
 
 
+_sent_here: list[bool] = []
+"""Not empty once a call of this process was sent: a command failing after that says what
+running it again would call again."""
+
+
+def any_sent() -> bool:
+    """Whether any call of this process has been sent to its tool (which may have acted)."""
+    return bool(_sent_here)
+
+
 def current() -> Attempt | None:
     """The attempt of the call under way in this task, if any."""
     return _CURRENT.get()
@@ -54,6 +64,8 @@ def sent() -> None:
     attempt = _CURRENT.get()
     if attempt is not None:
         attempt.sent = True
+    if not _sent_here:
+        _sent_here.append(True)
 
 
 def answered() -> None:
@@ -61,6 +73,8 @@ def answered() -> None:
     attempt = _CURRENT.get()
     if attempt is not None:
         attempt.sent = attempt.answered = True
+    if not _sent_here:
+        _sent_here.append(True)
 
 
 def runs_until(done: threading.Event) -> None:

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from difflib import get_close_matches
 
+from ._attempt import any_sent
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
 from ._cli_hydrate import cmd_hydrate, hydrate_arguments
@@ -331,6 +332,11 @@ def _unrecognized(
     command.error(f"unrecognized arguments: {' '.join(meant or unknown)}")
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command as its words name it: ``run``, ``tools call``."""
+    return f"{args.command} {getattr(args, 'action', '')}".strip()
+
+
 _COMMITS = {"run", "resume", "wake", "tools call"}
 """Commands an interrupt can stop with a world half-changed."""
 
@@ -346,7 +352,7 @@ def _what_stays(args: argparse.Namespace) -> str:
     on a focus whose instance finished starts another; a world in this process's memory is
     gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
-    command = f"{args.command} {getattr(args, 'action', '')}".strip()
+    command = _command(args)
     kept = store is None or ":" in store  # oxigraph:PATH, journal:PATH, sparql:
     if command not in _COMMITS:
         return "what had been committed stays"
@@ -430,6 +436,14 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         return EXIT_USAGE
     except OSError as e:  # a file the command reads or writes; never a traceback
         print(f"horismos {args.command}: error: {os_failure(e)}", file=sys.stderr)
+        if _command(args) in _COMMITS and any_sent():
+            # a trace or --out that could not be written after tools were called: "run the
+            # command again" alone had a world kept in memory call them all again
+            print(
+                f"horismos {args.command}: note: tools were called before this, so before "
+                f"running it again: {_what_stays(args)}",
+                file=sys.stderr,
+            )
         _notes(args, e)
         return EXIT_USAGE
     except UnicodeDecodeError as e:  # a file read as text that is not UTF-8

@@ -68,3 +68,22 @@ def test_a_world_written_in_place_and_cut_short_keeps_what_it_held(tmp_path: Pat
     again = horismos(tmp_path, *run, "--all")
     assert again.returncode == 0, again.stdout + again.stderr
     assert (tmp_path / "ledger").read_text().split().count("http://example.org/shop#o1") == 1
+
+
+def test_a_trace_cut_short_after_a_charge_does_not_just_say_run_again(tmp_path: Path) -> None:
+    """The trace could not be written (here, the file size limit) after the charge was made,
+    on a world kept in memory: the error said only "then run the command again", and running
+    it again charged again. It now says that tools were called and that running again from
+    the files calls them again."""
+    (tmp_path / "defs.ttl").write_text(DEFS)
+    # the charge answers with a reference its step's trace event cannot hold under the limit
+    (tmp_path / "shop.py").write_text(SHOP.replace('"P-1"', '"P-" + "1" * 200_000'))
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    run = ["run", "defs.ttl", "--world", "w.ttl", "--tools", "shop.py", "--focus", ":o1"]
+    cut = horismos(tmp_path, *run, "--trace", "run.jsonl", limit=True)
+    assert cut.returncode == 2 and "Traceback" not in cut.stderr, cut.stdout + cut.stderr
+    assert (tmp_path / "ledger").read_text().split() == ["http://example.org/shop#o1"], cut.stderr
+    (error, note) = [line for line in cut.stderr.splitlines() if line.startswith("horismos run")]
+    assert "run.jsonl" in error and "size limit" in error, cut.stderr
+    assert note.startswith("horismos run: note: tools were called before this"), cut.stderr
+    assert "calls again the tools already called" in note
