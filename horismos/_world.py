@@ -30,6 +30,7 @@ from ._stores.ox_terms import parse_nquads
 from ._stores.skolem import skolemise
 from ._turtle_syntax import written
 from ._unreadable import each_opens, load_failed
+from ._world_view import view_of
 
 if TYPE_CHECKING:
     from ._trace import Trace
@@ -158,8 +159,12 @@ class World:
 
     @property
     def graph(self) -> Dataset:
-        """An rdflib view of everything the world holds (facts, effect graphs, instances)."""
-        return self.store.dataset()
+        """An rdflib view of everything the world holds (facts, effect graphs, instances):
+        each look-up asks the store for what it names, and sees every commit; its default
+        graph is the union of the world's graphs, ``.graph(name)`` one of them. Read-only:
+        a write raises UsageError (facts land through :meth:`load`, a step or a tool call).
+        On a ``sparql:`` store it is a copy, fetched whole."""
+        return view_of(self.store)
 
     def commit(self, change: Change) -> Digest:
         """Land ``change`` (its blank nodes skolemised); the delta it made to the digest."""

@@ -266,6 +266,15 @@ class Store:
         """``node``'s ``rdf:type`` values, in any graph."""
         return set(self.objects(node, RDF.type))
 
+    def match(
+        self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
+    ) -> Iterator[Quad]:
+        """The quads matching a pattern (None: any term; ``g`` None: any graph, rdflib's
+        ``DATASET_DEFAULT_GRAPH_ID``: the default graph), the runtime's bookkeeping left out:
+        what ``world.graph`` reads for one look-up, never the whole store.
+        NotImplementedError where the store cannot (its ``world.graph`` is then a copy)."""
+        raise NotImplementedError
+
     def schema_mark(self) -> int | None:
         """A number that changes whenever a write may have changed the world's type rules
         (:mod:`~horismos._stores.schema_mark`), so what is compiled from them is kept while
@@ -400,6 +409,11 @@ class WrappedStore(Store):
 
     def rebase_digest(self, *, only_if_equal: bool = False) -> tuple[Digest, Digest]:
         return self.inner.rebase_digest(only_if_equal=only_if_equal)
+
+    def match(
+        self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
+    ) -> Iterator[Quad]:
+        return self.inner.match(s, p, o, g)
 
     def dataset(self) -> Dataset:
         return self.inner.dataset()

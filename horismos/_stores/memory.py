@@ -194,5 +194,15 @@ class MemoryStore(Store):
                 continue
             yield s, p, o, (None if name == DATASET_DEFAULT_GRAPH_ID else cast(URIRef, name))
 
+    def match(
+        self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
+    ) -> Iterator[Quad]:
+        for qs, qp, qo, qg in self._ds.quads((s, p, o, g)):  # type: ignore[arg-type]
+            name = qg.identifier if isinstance(qg, Graph) else qg
+            if name is not None and str(name).startswith(RUNTIME):
+                continue
+            graph = None if name == DATASET_DEFAULT_GRAPH_ID else cast(URIRef, name)
+            yield qs, qp, qo, graph
+
     def dataset(self) -> Dataset:
         return self._ds

@@ -374,6 +374,31 @@ class OxigraphStore(Store):
                     graph_name(q.graph_name),
                 )
 
+    def match(
+        self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
+    ) -> Iterator[Quad]:
+        try:
+            subject, predicate, value = (None if t is None else to_ox(t) for t in (s, p, o))
+            graph = (
+                None
+                if g is None
+                else ox.DefaultGraph()
+                if g == DATASET_DEFAULT_GRAPH_ID
+                else to_ox(g)
+            )
+            with self._lock:
+                found = self._store.quads_for_pattern(subject, predicate, value, graph)
+        except (UsageError, TypeError, ValueError):  # no term a store holds: nothing matches
+            return
+        for q in found:
+            if not is_runtime(q.graph_name):
+                yield (
+                    from_ox(q.subject),
+                    from_ox(q.predicate),
+                    from_ox(q.object),
+                    graph_name(q.graph_name),
+                )
+
     def lines(self) -> Iterator[str]:
         # written from Oxigraph's terms: building rdflib terms first made the digest of a
         # large world cost seconds
