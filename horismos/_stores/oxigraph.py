@@ -365,14 +365,7 @@ class OxigraphStore(Store):
             return iter(self._store)
 
     def quads(self) -> Iterator[Quad]:
-        for q in self._snapshot():
-            if not is_runtime(q.graph_name):
-                yield (
-                    from_ox(q.subject),
-                    from_ox(q.predicate),
-                    from_ox(q.object),
-                    graph_name(q.graph_name),
-                )
+        return _world_quads(self._snapshot())
 
     def match(
         self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
@@ -390,14 +383,7 @@ class OxigraphStore(Store):
                 found = self._store.quads_for_pattern(subject, predicate, value, graph)
         except (UsageError, TypeError, ValueError):  # no term a store holds: nothing matches
             return
-        for q in found:
-            if not is_runtime(q.graph_name):
-                yield (
-                    from_ox(q.subject),
-                    from_ox(q.predicate),
-                    from_ox(q.object),
-                    graph_name(q.graph_name),
-                )
+        yield from _world_quads(found)
 
     def lines(self) -> Iterator[str]:
         # written from Oxigraph's terms: building rdflib terms first made the digest of a
@@ -838,3 +824,15 @@ def _variables(text: str) -> frozenset[str]:
 def _show(q: Quad) -> str:
     s, p, o, g = q
     return f"{s.n3()} {p.n3()} {o.n3()}" + (f" in {g.n3()}" if g is not None else "")
+
+
+def _world_quads(found: Iterable[ox.Quad]) -> Iterator[Quad]:
+    """``found`` as rdflib quads, the runtime's bookkeeping left out."""
+    for q in found:
+        if not is_runtime(q.graph_name):
+            yield (
+                from_ox(q.subject),
+                from_ox(q.predicate),
+                from_ox(q.object),
+                graph_name(q.graph_name),
+            )
