@@ -246,7 +246,9 @@ class Agent:
         side-effect classes steps may call (default: all but ExternalCommit); a step whose
         tool is outside it blocks with PolicyRefused, and one whose tool requires approval
         waits for it (:meth:`approve`). ``on_step`` is called with the instance and each step's
-        record as soon as it has landed. ``again=False`` (a single ``focus``): if the focus
+        record as soon as it has landed; an exception it raises ends the run there and reaches
+        the caller, the step landed and the instance left running at its next step (go on with
+        :meth:`resume`). ``again=False`` (a single ``focus``): if the focus
         has an instance of the workflow, unfinished or finished, drive nothing and answer it as
         it stands (the run's one instance, no steps; ``run.status`` is ``"running"`` for one
         another process drives or that stopped mid-step) — what a client retrying after a timeout
