@@ -44,14 +44,14 @@ class Attempt:
 _CURRENT: ContextVar[Attempt | None] = ContextVar("horismos_attempt", default=None)
 
 
-_sent_here: list[bool] = []
-"""Not empty once a call of this process was sent: a command failing after that says what
-running it again would call again."""
+_sent_here = False
+"""True once a call of this process was sent: a command failing after that says what running
+it again would call again."""
 
 
 def any_sent() -> bool:
     """Whether any call of this process has been sent to its tool (which may have acted)."""
-    return bool(_sent_here)
+    return _sent_here
 
 
 def current() -> Attempt | None:
@@ -61,20 +61,22 @@ def current() -> Attempt | None:
 
 def sent() -> None:
     """The binding's mark: the request is leaving now; from here on the tool may act."""
-    attempt = _CURRENT.get()
-    if attempt is not None:
-        attempt.sent = True
-    if not _sent_here:
-        _sent_here.append(True)
+    _mark(answered=False)
 
 
 def answered() -> None:
     """The binding's mark: the tool answered (a result or an error it reported)."""
+    _mark(answered=True)
+
+
+def _mark(*, answered: bool) -> None:
+    """The call under way was sent (and ``answered``), as was one of this process."""
+    global _sent_here
+    _sent_here = True
     attempt = _CURRENT.get()
     if attempt is not None:
-        attempt.sent = attempt.answered = True
-    if not _sent_here:
-        _sent_here.append(True)
+        attempt.sent = True
+        attempt.answered = attempt.answered or answered
 
 
 def runs_until(done: threading.Event) -> None:
