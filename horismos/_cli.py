@@ -55,6 +55,7 @@ from ._loop import stop_main
 from ._policy import allowed
 from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
+from ._stores import outlives_process
 from ._unreadable import os_failure
 
 __all__ = ["COMMANDS", "main"]
@@ -353,7 +354,7 @@ def _what_stays(args: argparse.Namespace) -> str:
     gone, and running again calls again what was called."""
     store = getattr(args, "store", None)
     command = _command(args)
-    kept = store is None or ":" in store  # oxigraph:PATH, journal:PATH, sparql:
+    kept = store is None or outlives_process(store)
     if command not in _COMMITS:
         return "what had been committed stays"
     out = getattr(args, "out", None)

@@ -20,6 +20,7 @@ from rdflib.util import from_n3
 
 from ._event_shape import reading
 from ._run_counts import instance_status
+from ._stores import outlives_process
 from ._terms import iri_problem
 from ._vocab import HORIS, PROV
 
@@ -81,7 +82,7 @@ def _where_to_look(store: object) -> str:
     """Where a reviewer finds what became of an instance a stopped trace left mid-step: the
     store the run kept its world in, which holds the instance and any call it left in doubt;
     or, for a world the process kept in memory, that it went with the process."""
-    if isinstance(store, str) and store.startswith(("oxigraph:", "journal:", "sparql:")):
+    if isinstance(store, str) and outlives_process(store):
         return (
             f"`horismos instances --store {store}` lists it, and a run again on that store "
             "says whether its call is held in doubt"

@@ -28,12 +28,20 @@ __all__ = [
     "Store",
     "StoreError",
     "open_store",
+    "outlives_process",
 ]
 
 DEFAULT_STORE = "oxigraph"
 """The embedded store a world gets when none is named (see docs/stores.md for why)."""
 
 STORE_NAMES = "memory, oxigraph, oxigraph:PATH, journal:PATH or sparql:URL"
+
+
+def outlives_process(name: str) -> bool:
+    """Whether the store ``name`` names keeps the world after this process ends: one given a
+    path or a URL (``oxigraph:PATH``, ``journal:PATH``, ``sparql:URL``), not ``memory`` or
+    ``oxigraph``; what to tell of a run cut short."""
+    return ":" in name
 
 
 def open_store(name: str, *, create: bool = True) -> Store:
