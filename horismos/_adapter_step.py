@@ -57,6 +57,7 @@ from ._fhir import (
     Write,
     plan,
     projection_graph,
+    projection_of,
     projection_quads,
     receipts,
     resource_iri,
@@ -349,9 +350,9 @@ def made_from(tool: Tool | None, receipts: Iterable[Mapping[str, Any]]) -> dict[
     out: dict[URIRef, str] = {}
     for r in receipts:
         ref, base = str(r.get("ref") or ""), r.get("expected_version")
-        if r.get("outcome") == "accepted" and base is not None and ref.count("/") == 1:
-            kind, rid = ref.split("/")
-            out[projection_graph(resource_iri(tool.adapter.base_url, kind, rid))] = str(base)
+        graph = projection_of(tool.adapter.base_url, ref)
+        if r.get("outcome") == "accepted" and base is not None and graph is not None:
+            out[graph] = str(base)
     return out
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "jsonld_triples",
     "plan",
     "projection_graph",
+    "projection_of",
     "projection_quads",
     "receipts",
     "resource_iri",
@@ -72,6 +73,16 @@ PROJECTION = "urn:horismos:projection:"
 def projection_graph(resource: URIRef) -> URIRef:
     """The named graph holding one resource's projection and where it came from."""
     return URIRef(f"{PROJECTION}{resource}")
+
+
+def projection_of(base: str, ref: str) -> URIRef | None:
+    """The projection graph of the resource ``ref`` names as ``Kind/id`` on the system of
+    record at ``base`` (a receipt's ref, an id given to hydrate); None for a ref of another
+    form (a search, a path)."""
+    if ref.count("/") != 1 or "?" in ref:
+        return None
+    kind, rid = ref.split("/")
+    return projection_graph(resource_iri(base, kind, rid))
 
 
 def to_triples(resource: Mapping[str, Any], base: str) -> list[tuple[Node, Node, Node]]:

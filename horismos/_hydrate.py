@@ -42,6 +42,7 @@ from ._errors import ToolError, UsageError
 from ._fhir import (
     PROJECTION,
     projection_graph,
+    projection_of,
     projection_quads,
     resource_iri,
     timestamp,
@@ -295,7 +296,10 @@ def land_projections(
     # what each commit replaced: the version it was made from, else the one first read
     since = _versions(remove)
     since.update((made_from or {}).items())
-    add, remove = _without_newer(add, remove, ours, since)
+    if made_from:
+        add, remove = _without_newer(add, remove, ours, since)
+    else:  # since is what was first read: nothing in it is newer, nothing left out yet
+        add, remove = list(add), list(remove)
     expect, absent = landing_guard(remove, add)
     for tries in reversed(range(TRIES)):
         try:
@@ -321,9 +325,7 @@ def hydrate(
     began = dt.datetime.now(dt.UTC)
     before: dict[URIRef, Stamp] = {}
     for ref in ids:  # the named ones: their projections as they stand before the reads
-        if ref.count("/") == 1 and "?" not in ref:
-            kind, rid = ref.split("/")
-            graph = projection_graph(resource_iri(adapter.base_url, kind, rid))
+        if (graph := projection_of(adapter.base_url, ref)) is not None:
             before[graph] = stamp(store, graph)
     resources = read_resources(adapter, ids, searches, hosts)
     for attempt in range(TRIES):

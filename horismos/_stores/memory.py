@@ -188,11 +188,7 @@ class MemoryStore(Store):
             return kept, recomputed
 
     def quads(self) -> Iterator[Quad]:
-        for s, p, o, g in self._ds.quads((None, None, None, None)):
-            name = g.identifier if isinstance(g, Graph) else g
-            if name is not None and str(name).startswith(RUNTIME):
-                continue
-            yield s, p, o, (None if name == DATASET_DEFAULT_GRAPH_ID else cast(URIRef, name))
+        return self.match(None, None, None, None)
 
     def match(
         self, s: Node | None, p: Node | None, o: Node | None, g: Node | None
