@@ -11,13 +11,13 @@ from pathlib import Path
 from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import (
+from ._world import unindexed
+from ._world_syntax import (
     ENDS_INSIDE,
     ENDS_INSIDE_FIX,
     dot_missing,
     dot_missing_before,
     ended_inside,
-    unindexed,
 )
 
 __all__ = ["cmd_load", "load_arguments"]
