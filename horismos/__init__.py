@@ -53,6 +53,7 @@ try:
         UsageError,
     )
     from ._hydrate import Hydrated
+    from ._instances import InstanceSummary
     from ._model import Adapter
     from ._queue import submit, wait_for_instances
     from ._records import InstanceRun, Run, StepRecord
@@ -92,6 +93,7 @@ __all__ = [
     "Hydrated",
     "InstanceFailed",
     "InstanceRun",
+    "InstanceSummary",
     "LeaseLost",
     "LowDisk",
     "NotSent",

@@ -35,7 +35,7 @@ from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import load_definitions
 from ._errors import ToolError, Unreachable, UsageError
-from ._instances import STATUSES, InstanceRow, due_waits, list_instances
+from ._instances import STATUSES, InstanceSummary, due_waits
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
 from ._terms import PREFIXED_LOCAL, split_iri
@@ -92,7 +92,7 @@ def cmd_instances(args: argparse.Namespace) -> int:
     world = world_of(args)
     # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
     exists = functools.partial(holds_subject, world)
-    rows = list_instances(world.store, args.status)
+    rows = world.instances(args.status)
     name: Callable[[Any], str] = functools.cache(
         (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
     )
@@ -135,7 +135,7 @@ def cmd_instances(args: argparse.Namespace) -> int:
     return 0
 
 
-def _names_without_definitions(rows: list[InstanceRow]) -> Callable[[Any], str]:
+def _names_without_definitions(rows: list[InstanceSummary]) -> Callable[[Any], str]:
     """How ``instances`` names nodes when given no definitions, as it does with them in the
     usual case: ``:`` is the namespace the listed workflows share (the one their definitions
     bind it to, ``:Triage :patient44 :QueuePatient``), ``horis:`` is Horismos's, and any

@@ -13,38 +13,44 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._definitions import Definitions
 from ._model import WaitStep
 from ._preconditions import Precondition
+from ._records import Status
 from ._stores import Store
+from ._stores.base import INSTANCES
 from ._vocab import NS, PROV
-from ._world import INSTANCES
 
-__all__ = ["InstanceRow", "due_waits", "list_instances"]
+if TYPE_CHECKING:  # only named: the definitions reach the world, which lists instances here
+    from ._definitions import Definitions
 
-STATUSES = ("running", "waiting", "blocked", "failed", "completed")
+__all__ = ["STATUSES", "InstanceSummary", "due_waits", "list_instances"]
+
+STATUSES: tuple[Status, ...] = ("running", "waiting", "blocked", "failed", "completed")
 
 
 @dataclass(frozen=True)
-class InstanceRow:
-    """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
+class InstanceSummary:
+    """One instance a world holds, as ``world.instances()`` gives it and ``horismos
+    instances`` lists it: its IRI (what :meth:`~horismos.Agent.resume` and
+    :meth:`~horismos.Agent.approve` take), its workflow, its focus node, its status, the step
+    it is at (``current``; None once it ended), and ``since``: when it was blocked
     (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
-    an answer), ``None`` when it has none."""
+    an answer), as ISO 8601 text in UTC; None when it has none."""
 
     instance: URIRef
     workflow: URIRef
     focus: URIRef
-    status: str
+    status: Status
     current: URIRef | None
     since: str | None
 
 
-def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
+def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
     """The world's instances, oldest activity first; only those with ``status`` when given.
 
     With ``status``, only those instances are read, and only their activities' times (in the
@@ -79,15 +85,15 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
 
 
 def _rows(
-    rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
-) -> list[InstanceRow]:
+    rows: list[dict[str, Node]], status: Status | None, since: dict[URIRef, str]
+) -> list[InstanceSummary]:
     """The rows read, oldest activity first."""
     out = []
     for r in rows:
-        name = status or str(r["status"]).removeprefix(NS).lower()
+        name = status or cast(Status, str(r["status"]).removeprefix(NS).lower())
         current = r.get("current")
         out.append(
-            InstanceRow(
+            InstanceSummary(
                 r["i"],  # type: ignore[arg-type]
                 r["workflow"],  # type: ignore[arg-type]
                 r["focus"],  # type: ignore[arg-type]

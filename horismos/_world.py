@@ -22,7 +22,9 @@ from ._bindings.reach import Hosts
 from ._digest import Digest
 from ._errors import AuthoringError, UsageError
 from ._hydrate import Hydrated, hydrate
+from ._instances import STATUSES, InstanceSummary, list_instances
 from ._model import Adapter
+from ._records import Status
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES, StoreError
@@ -167,6 +169,16 @@ class World:
         ``agent.adapter("ehr")``."""
         hosts = Hosts(tuple(allow_hosts)) if allow_hosts else None
         return hydrate(self.store, self.commit, adapter, list(ids), list(search), hosts)
+
+    def instances(self, status: Status | None = None) -> list[InstanceSummary]:
+        """The workflow instances the world holds, oldest activity first, as ``horismos
+        instances`` lists them (one reading, shared): each one's IRI, workflow, focus,
+        status, current step and since when; with ``status`` (``"running"``, ``"waiting"``,
+        ``"blocked"``, ``"failed"``, ``"completed"``) only those, and only theirs read. A
+        status of another name is a UsageError listing them."""
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
+        return list_instances(self.store, status)
 
     @property
     def graph(self) -> Dataset:

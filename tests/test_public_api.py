@@ -9,6 +9,7 @@ PUBLIC = [
     "BrokerError",
     "CallInFlight", "CallResult", "Catalog", "Conflict", "Definitions", "Digest", "Discovery",
     "Divergence", "GateRejected", "HorismosError", "Hydrated", "InstanceFailed", "InstanceRun",
+    "InstanceSummary",
     "LeaseLost", "LowDisk", "NotSent", "OutcomeUnknown", "OutputQuotaExceeded", "PartialCommit",
     "PolicyRefused", "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict",
     "ReplayReport", "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage",
