@@ -31,8 +31,10 @@ from ._intents import (
     doubt_marks,
     doubt_message,
     doubt_node,
+    former_holds,
     held,
     holder,
+    holding_at,
     holds,
     in_flight_message,
     key_at,
@@ -103,6 +105,7 @@ class ActionSteps(ToolCalls):
                         stale.started,
                         stale.args,
                         self.binds_doubts,
+                        self.keys_across,
                     )
                 )
                 # what it held there becomes part of that: replaced, not counted again
@@ -212,13 +215,21 @@ class ActionSteps(ToolCalls):
                 acted = self._acted(rec, e, tool)
                 if acted:
                     self._pending.setdefault(inst.instance, []).extend(
-                        doubt_marks(inst.instance, step.iri, tool, began, acted, self.binds_doubts)
+                        doubt_marks(
+                            inst.instance,
+                            step.iri,
+                            tool,
+                            began,
+                            acted,
+                            self.binds_doubts,
+                            self.keys_across,
+                        )
                     )
                 running = e.running if isinstance(e, OutcomeUnknown) else None
                 if acted and running is not None:  # abandoned at its timeout, acting still:
                     # reconcile leaves it be until its thread returns, as for a call's: here,
                     # and on a shared world elsewhere too (its subject held meanwhile)
-                    key = doubt_key(tool, acted[-1])
+                    key = doubt_key(tool, acted[-1], self.keys_across)
                     held = (  # on a thread: it may wait up to a lease for another holder
                         await asyncio.to_thread(self.keep_subject, key)
                         if self.keep_subject is not None and isinstance(key, URIRef)
@@ -310,6 +321,7 @@ class ActionSteps(ToolCalls):
                     self._stamp(started),
                     [rec.args[i] for i in unknown],
                     self.binds_doubts,
+                    self.keys_across,
                 )
             )
         if outcome.accepted:
@@ -376,7 +388,7 @@ class ActionSteps(ToolCalls):
                 # a step on a node not its focus may hold it too, and reads back: so does this
                 settling.append(at)
         elif self.calls_in_doubt:  # a step's call holds the doubt node it acts on meanwhile
-            holding = holds(inst.instance, tool, args)
+            holding = holds(inst.instance, tool, args, self.keys_across)
             quads += holding
             absent = tuple(q for q in holding if IS_TYPE(q[1]))  # held(node) of each node
             if self.holds_settled:  # on a node its focus's claim does not keep others off
@@ -385,11 +397,13 @@ class ActionSteps(ToolCalls):
                 )
                 settling = [
                     doubt_node(tool.iri, key)
-                    for key in dict.fromkeys(doubt_key(tool, a) for a in args)
+                    for key in dict.fromkeys(doubt_key(tool, a, self.keys_across) for a in args)
                     if key != inst.focus or shared
                 ]
         else:
             absent = ()
+        if self.keys_across and absent:  # and under each key a version before kept it at
+            absent += tuple(held(node) for node in former_holds(tool, args))
         if formers:  # and free under each name the tool had when a call of it was left in doubt
             absent += tuple(held(node) for node in former_nodes(formers, tool, args))
         quads += [settling_at(node, inst.instance) for node in settling]
@@ -510,7 +524,10 @@ class ActionSteps(ToolCalls):
     def _still_held(self, instance: URIRef, tool: Tool, stale: Intent) -> list[tuple]:
         """What ``instance``'s step holds for the call its process stopped in, as stored (an
         intent announced before steps held their nodes holds none)."""
-        quads = holds(instance, tool, json.loads(stale.args))
+        calls = json.loads(stale.args)
+        quads = holds(instance, tool, calls, self.keys_across)
+        if self.keys_across:  # a process of a version before held them at its keys
+            quads += [q for n in former_holds(tool, calls) for q in holding_at(n, instance)]
         return [q for q in quads if holder(self.store, cast(URIRef, q[0])) == instance]
 
     def _held_elsewhere(

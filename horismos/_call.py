@@ -52,7 +52,7 @@ from ._intents import (
     doubt_message,
     doubt_node,
     doubt_place,
-    former_doubt_key,
+    former_doubt_keys,
     holder,
     holding_at,
     in_flight_message,
@@ -355,11 +355,11 @@ async def guarded_call(
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
-        former = None if intent is None else former_doubt_key(tool, _as_text(nodes))
+        formers = () if intent is None else former_doubt_keys(tool, _as_text(nodes))
         # the IRIs the tool had when calls of it now in doubt were made (_renamed_tools)
         renamed = runner.former_names_of(tool) if intent is not None else ()
         if intent is not None:
-            _check_in_doubt(tool, defs, key, world, former, renamed)
+            _check_in_doubt(tool, defs, key, world, formers, renamed)
         _check_preconditions(tool, defs, nodes, world)
         if idempotency_key is None:  # a keyed call's was checked before its key was read
             _check_policy(tool, allow)
@@ -425,7 +425,7 @@ async def guarded_call(
             if idempotency_key is not None:  # another call with the key landed first
                 _check_key(tool, defs, world, idempotency_key, printed, key)
             # a step or another call took the doubt node since it was looked at: say whose
-            _check_in_doubt(tool, defs, key, world, former, renamed)
+            _check_in_doubt(tool, defs, key, world, formers, renamed)
             raise _Refused(
                 "refused",
                 "outcome_unknown",
@@ -648,21 +648,22 @@ def _check_in_doubt(
     defs: Definitions,
     key: Node,
     world: World,
-    former: Node | None = None,
+    formers: Sequence[Node] = (),
     renamed: Sequence[URIRef] = (),
 ) -> None:
     """Refuse the call while an earlier one on ``key`` may have acted: a call or a step whose
     outcome never landed, or a workflow step in flight there (or whose process stopped
-    mid-call and nobody has continued its instance since); ``former``: the key an earlier
-    version kept such a call at (:func:`~._intents.former_doubt_key`), looked at too;
+    mid-call and nobody has continued its instance since); ``formers``: the keys earlier
+    versions kept such a call at (:func:`~._intents.former_doubt_keys`), looked at too;
     ``renamed``: the IRIs the tool had when calls of it now in doubt were made, bound the same
     (:mod:`._renamed_tools`), whose nodes on ``key`` are looked at too."""
-    for was in (tool.iri, *renamed):  # its own IRI first, then each former one
+    # its own IRI on its key first, on each key a version before kept it at, then each
+    # former IRI on its key
+    places = [(tool.iri, key), *((tool.iri, k) for k in formers), *((w, key) for w in renamed)]
+    for was, at in places:
         own = was == tool.iri
-        node = doubt_node(was, key)
+        node = doubt_node(was, at)
         stale = read_intent(world.store, node)
-        if own and stale is None and former is not None:
-            stale = read_intent(world.store, doubt_node(tool.iri, former))
         held_as = tool if own else as_former(tool, was)
         if stale is not None and not stale.in_flight:
             persistent = world.store.persistent
@@ -674,7 +675,7 @@ def _check_in_doubt(
         # a step holds the node while it calls (under a former IRI, a process of the
         # definitions before the rename); one announced before steps did is found by query
         by = stale.instance if stale is not None else holder(world.store, node)
-        if by is None and own:
+        if by is None and own and at == key:
             by = next((i.instance for i in open_step_intents(world.store, tool, key)), None)
         if by is not None:
             said = in_flight_message(held_as, key, defs.name, by)
@@ -706,11 +707,14 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
             except _Refused as r:
                 raise UsageError(r.message) from None
         stale = read_intent(world.store, node)
-        former = former_doubt_key(tool, _as_text(nodes)) if stale is None else None
-        if former is not None:  # left by an earlier version, keyed by its numbers' text
-            earlier = read_intent(world.store, doubt_node(tool.iri, former))
-            if earlier is not None:
-                node, stale = doubt_node(tool.iri, former), earlier
+        if stale is None and holder(world.store, node) is None:
+            # left by an earlier version, keyed by its numbers' datatype or text
+            for former in former_doubt_keys(tool, _as_text(nodes)):
+                at = doubt_node(tool.iri, former)
+                earlier = read_intent(world.store, at)
+                if earlier is not None or holder(world.store, at) is not None:
+                    node, stale = at, earlier
+                    break
         if stale is not None and node in CALLING:
             raise UsageError(
                 f"a call of {tool.name}{doubt_place(key, defs.name)}"

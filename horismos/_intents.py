@@ -80,13 +80,15 @@ __all__ = [
     "binding_mark",
     "calling",
     "doubt_key",
+    "doubt_keys",
     "doubt_marks",
     "doubt_message",
     "doubt_node",
     "doubt_place",
     "earlier_said",
     "end_calling",
-    "former_doubt_key",
+    "former_doubt_keys",
+    "former_holds",
     "held",
     "holder",
     "holding_at",
@@ -243,46 +245,99 @@ def _node(instance: URIRef) -> URIRef:
     return URIRef(f"{instance}:intent")
 
 
-def doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node:
+def doubt_key(tool: Tool, args: Mapping[str, Any], across: bool = True) -> Node:
     """What a call acts on, from its arguments as the trace writes them (N-Triples terms):
     its effect's subject; else, for a tool with no subject to act on, these very arguments
-    (one SMS never answered holds back that SMS, not every one), numbers by value."""
+    (one SMS never answered holds back that SMS, not every one), numbers by value.
+
+    ``across``: an integer or a decimal by its value whatever its datatype (``12``,
+    ``"12"^^xsd:int`` and ``12.0`` are one amount, sent as one JSON number); False, by its
+    value within its datatype, as versions before did (a replay of a run they recorded
+    writes its marks where they did)."""
     value = args.get(tool.effect.subject) if tool.effect else None
     if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
         return URIRef(value[1:-1])
-    return plain_literal(_ARGS_JSON.encode({k: _by_value(v) for k, v in args.items()}))
+    keyed = _by_value if across else _by_value_within
+    return plain_literal(_ARGS_JSON.encode({k: keyed(v) for k, v in args.items()}))
 
 
-def former_doubt_key(tool: Tool, args: Mapping[str, Any]) -> Node | None:
-    """The key the version before numbers were keyed by value (their text as given) kept a
-    call with ``args`` at; None when it is :func:`doubt_key`'s (a subject, or no number
-    written otherwise). A catalog call that version left in doubt, a payment of ``12.0`` say,
-    is looked for there too by a call so written, and reconciled there: keyed anew, it was no
-    longer held. Only a call with a number written otherwise costs the one look more. A
-    step's numbers come from the store, written as it writes them, which is how both
-    versions key them."""
+def former_doubt_keys(tool: Tool, args: Mapping[str, Any]) -> tuple[Node, ...]:
+    """The keys versions before kept a call with ``args`` at, where they are not
+    :func:`doubt_key`'s: by its numbers' value within their datatype (``"12"^^xsd:decimal``,
+    where it is ``"12"^^xsd:integer`` now), and before that by their text as given
+    (``"12.0"^^xsd:decimal``). A call or step one of them left in doubt, a payment of
+    ``12.0`` say, is looked for there too and reconciled there: keyed anew, it was no longer
+    held, and the next payment was made. Empty for a call on a subject or with no number
+    written otherwise: only such a call costs a look more."""
     key = doubt_key(tool, args)
     if isinstance(key, URIRef):
-        return None
-    as_given = plain_literal(_ARGS_JSON.encode(dict(args)))
-    return as_given if as_given != key else None
+        return ()
+    found = dict.fromkeys(
+        (doubt_key(tool, args, across=False), plain_literal(_ARGS_JSON.encode(dict(args))))
+    )
+    found.pop(key, None)
+    return tuple(found)
+
+
+def doubt_keys(tool: Tool, args: Mapping[str, Any]) -> tuple[Node, ...]:
+    """:func:`doubt_key` of a call, then its :func:`former_doubt_keys`: every key a call with
+    ``args`` was ever kept in doubt at."""
+    return (doubt_key(tool, args), *former_doubt_keys(tool, args))
 
 
 _TYPED_NUMBER = re.compile(r'"([^"\\]*)"\^\^<([^>]*)>')
 _CANONICAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
 """A decimal or an integer written as its doubt key writes it: no sign but a minus, no
 leading or trailing zero, no point in a whole number."""
+_WHOLE = re.compile(r"-?(?:0|[1-9][0-9]*)")
+"""A whole number as its doubt key writes it."""
+_FRACTION = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9]")
+"""A number with a fraction as its doubt key writes it."""
+_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+"""An XSD decimal's (or, without a point, integer's) lexical form."""
 _NUMBERS = frozenset(str(t) for t in NUMERIC)  # the datatypes' IRIs as a key's text has them
 _FLOATS = frozenset({str(XSD.double), str(XSD.float)})
+_INTEGER, _DECIMAL = str(XSD.integer), str(XSD.decimal)
 
 
 def _by_value(text: Any) -> Any:
-    """An argument as its doubt key writes it: a number by its value (``12``, ``12.0`` and
-    ``12.00`` are one amount: one payment, which its approval fingerprint counts as one payload
-    too), in one form (a decimal or an integer as a JSON number writes it, ``12``, ``12.5``; a
-    double as Python, rdflib and the stores write it, ``12.0``); anything else as given. Keyed
-    by its text, a payment of 12 left in doubt was made again as 12.0. A number already
-    written so keeps its text, and with it the key an earlier call wrote."""
+    """An argument as its doubt key writes it: a number by its value, as the tool receives
+    it. An integer of any XSD integer datatype and a decimal are one value space (XSD
+    derives the integers from ``xsd:decimal``): ``12``, ``"12"^^xsd:int``, ``"+012"`` and
+    ``12.0`` are one amount, sent as one JSON number (``12``) to an MCP, HTTP or command
+    tool, and to a Python one as equal values (``12 == Decimal("12.0")``), which its approval
+    fingerprint counts as one payload too. So a whole number is written as an
+    ``xsd:integer`` (``"12"^^xsd:integer``), any other as an ``xsd:decimal`` in its shortest
+    form (``"12.5"^^xsd:decimal``); a double as Python, rdflib and the stores write it
+    (``12.0``), by value within its datatype: a tool receives ``12.0``, a float, and its
+    approval is of another payload than ``12``'s. Anything else as given. Keyed by its
+    datatype, a payment of 12 a step read from the world (an ``xsd:integer``) left in doubt
+    was made again by a call of 12 for an ``xsd:decimal`` argument."""
+    found = _TYPED_NUMBER.fullmatch(text) if type(text) is str else None
+    if found is None or (datatype := found[2]) not in _NUMBERS:
+        return text
+    if datatype in _FLOATS:
+        return _by_value_within(text)
+    lexical = found[1]
+    if datatype == _INTEGER and _WHOLE.fullmatch(lexical) and lexical != "-0":
+        return text  # the usual: an integer already written so (its key as it always was)
+    if datatype == _DECIMAL and _FRACTION.fullmatch(lexical):
+        return text
+    if not _LEXICAL.fullmatch(lexical):  # not a number of its datatype: as given
+        return text
+    value = Decimal(lexical)
+    if value == value.to_integral_value():
+        return f'"{int(value)}"^^<{_INTEGER}>'
+    exact = Context(prec=max(len(value.as_tuple().digits), 1))
+    return f'"{format(value.normalize(exact), "f")}"^^<{_DECIMAL}>'
+
+
+def _by_value_within(text: Any) -> Any:
+    """An argument as versions before keyed it: a number by its value within its datatype
+    (``12``, ``12.0`` and ``12.00`` one ``xsd:decimal``; ``"12"^^xsd:int`` another key), in
+    one form (a decimal or an integer as a JSON number writes it, ``12``, ``12.5``; a double
+    as Python, rdflib and the stores write it, ``12.0``); anything else as given. A number
+    already written so keeps its text, and with it the key an earlier call wrote."""
     found = _TYPED_NUMBER.fullmatch(text) if type(text) is str else None
     if found is None or (datatype := found[2]) not in _NUMBERS:
         return text
@@ -382,15 +437,26 @@ def held(node: URIRef) -> Quad:
     return (node, _TYPE, _STEP_EXECUTION, INSTANCES)
 
 
-def holds(instance: URIRef, tool: Tool, calls: Iterable[Mapping[str, Any]]) -> list[Quad]:
+def holds(
+    instance: URIRef, tool: Tool, calls: Iterable[Mapping[str, Any]], across: bool = True
+) -> list[Quad]:
     """What a step's calls of ``tool`` keep at their doubt nodes while they are made (their
     arguments as the trace writes them): :func:`held` and the instance making them. Two quads,
     not a whole intent: the instance's own intent says the rest, and a call whose outcome
-    turns out unknown completes them into one (:func:`doubt_marks`)."""
+    turns out unknown completes them into one (:func:`doubt_marks`). ``across``: as
+    :func:`doubt_key`'s."""
     quads: list[Quad] = []
-    for node in dict.fromkeys(doubt_node(tool.iri, doubt_key(tool, args)) for args in calls):
+    nodes = (doubt_node(tool.iri, doubt_key(tool, args, across)) for args in calls)
+    for node in dict.fromkeys(nodes):
         quads += holding_at(node, instance)
     return quads
+
+
+def former_holds(tool: Tool, calls: Iterable[Mapping[str, Any]]) -> list[URIRef]:
+    """The doubt nodes versions before kept ``calls`` of ``tool`` at, where they are not
+    today's (:func:`former_doubt_keys`): a step's hold requires each free, as its own."""
+    keys = (k for args in calls for k in former_doubt_keys(tool, args))
+    return [doubt_node(tool.iri, key) for key in dict.fromkeys(keys)]
 
 
 def holding_at(node: URIRef, instance: URIRef) -> list[Quad]:
@@ -429,8 +495,17 @@ def holder(store: Store, node: URIRef) -> URIRef | None:
 
 
 def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node:
-    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`."""
-    return next(key for args in calls if doubt_node(tool.iri, key := doubt_key(tool, args)) == node)
+    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`, the node being that
+    key's or one a version before kept it at (:func:`former_doubt_keys`)."""
+    calls = list(calls)
+    for args in calls:
+        if doubt_node(tool.iri, key := doubt_key(tool, args)) == node:
+            return key
+    return next(
+        doubt_key(tool, args)
+        for args in calls
+        if any(doubt_node(tool.iri, k) == node for k in former_doubt_keys(tool, args))
+    )
 
 
 def in_flight_message(tool: Tool, key: Node, name: Callable[[Node], str], by: URIRef) -> str:
@@ -465,17 +540,18 @@ def doubt_marks(
     started: Literal | str,
     args: str | Sequence[Any],
     bound: bool = True,
+    across: bool = True,
 ) -> list[Quad]:
     """What keeps calls of a step in doubt (their outcome is unknown): an intent at each
     call's :func:`doubt_node`, with the binding it was made through when ``bound``
     (:func:`binding_mark`; a replay of a trace recorded before writes none). ``args``: the
     calls' arguments as the trace writes them (a list of objects of N-Triples terms), or an
-    intent's text of them."""
+    intent's text of them. ``across``: as :func:`doubt_key`'s."""
     calls = json.loads(args) if isinstance(args, str) else list(args)
     when = started if isinstance(started, Literal) else Literal(started, datatype=XSD.dateTime)
     quads: list[Quad] = []
     for call in calls:
-        node = doubt_node(tool.iri, doubt_key(tool, call))
+        node = doubt_node(tool.iri, doubt_key(tool, call, across))
         quads += announce(instance, step, tool.iri, when, [call], node).quads
         if bound:
             quads.append(binding_mark(node, tool))

@@ -39,7 +39,7 @@ from typing import Any
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._intents import Intent, doubt_key, doubt_place, earlier_said, reconcile_args
+from ._intents import Intent, doubt_key, doubt_keys, doubt_place, earlier_said, reconcile_args
 from ._model import Tool
 from ._stores import Store
 from ._stores.base import doubt_node
@@ -97,8 +97,8 @@ def former_nodes(
     formers: Sequence[URIRef], tool: Tool, calls: Iterable[Mapping[str, Any]]
 ) -> list[URIRef]:
     """The doubt nodes, under each of ``formers``, of ``calls`` of ``tool`` (their arguments
-    as the trace writes them)."""
-    keys = dict.fromkeys(doubt_key(tool, args) for args in calls)
+    as the trace writes them), on every key such a call was kept at (:func:`doubt_keys`)."""
+    keys = dict.fromkeys(key for args in calls for key in doubt_keys(tool, args))
     return [doubt_node(former, key) for key in keys for former in formers]
 
 
@@ -114,9 +114,10 @@ def kept_at(
     ``calls`` is kept at ``node``; None when at neither."""
     for args in calls:
         key = doubt_key(tool, args)
-        for iri in (tool.iri, *formers):
-            if doubt_node(iri, key) == node:
-                return iri, key
+        for kept in doubt_keys(tool, args):  # today's key, then those versions before kept
+            for iri in (tool.iri, *formers):
+                if doubt_node(iri, kept) == node:
+                    return iri, key
     return None
 
 

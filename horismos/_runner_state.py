@@ -73,9 +73,12 @@ class RunnerState:
         # the former IRIs of the tools renamed while a call of theirs was in doubt, read once
         # a runner, at its first call of a tool that is not idempotent (_renamed_tools)
         self._formers: dict[URIRef, tuple[URIRef, ...]] | None = None
-        self.calls_in_doubt = 4
+        self.calls_in_doubt = 5
         """Which rules hold calls of a tool that is not idempotent in doubt (see _intents), as
-        a trace's header says: 4, as 3, and a call kept in doubt records the binding it was
+        a trace's header says: 5, as 4, and a call with no subject is kept by its integers'
+        and decimals' values across their datatypes (``12`` and ``12.0`` one key), and looked
+        for under the keys versions before kept it at (:func:`._intents.former_doubt_keys`);
+        4, as 3, and a call kept in doubt records the binding it was
         made through, which the run reads once, at its first such call, so that a tool renamed
         since is held under its former IRI too (:mod:`._renamed_tools`); 3, as 2, and an
         adapter-bound step's commit whose outcome is unknown (before, only its own instance's
@@ -140,3 +143,10 @@ class RunnerState:
         """Whether a call kept in doubt records the binding it was made through and a tool
         renamed since is held under its former IRI too (``calls_in_doubt`` 4 on)."""
         return self.calls_in_doubt > 3
+
+    @property
+    def keys_across(self) -> bool:
+        """Whether a call with no subject is kept in doubt by its numbers' values across their
+        datatypes (:func:`._intents.doubt_key`; ``calls_in_doubt`` 5 on): a replay of a run
+        recorded before writes its marks where that run did."""
+        return self.calls_in_doubt > 4

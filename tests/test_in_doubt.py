@@ -983,6 +983,127 @@ def test_a_payment_an_earlier_version_left_in_doubt_is_still_held(tmp_path: Path
     assert (tmp_path / "ledger.txt").read_text().splitlines() == ["pay A1 12.0"]
 
 
+def test_a_payment_in_doubt_is_not_made_again_with_its_amount_in_another_datatype(
+        tmp_path: Path) -> None:
+    """An amount of 12 is one value whatever its datatype: an ``xsd:integer`` a step read
+    from the world (Turtle writes a bare 12 so), the ``xsd:decimal`` 12 a call of the
+    argument (declared ``xsd:decimal``) is given, the 12.0 another bill holds. Each is sent to
+    the tool as the JSON number 12 (and to a Python tool as equal values), and its approval
+    fingerprint is one. Keyed by datatype, the payment a step left in doubt was made again
+    by a call of 12, and by the step of the bill of 12.0."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount 12 .\n'
+        ':b2 a :Bill ; :account "A1" ; :amount 12.0 .\n')
+    (tmp_path / "tools.py").write_text(CLI_TOOLS)
+    store = ("--store", "oxigraph:store")
+    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
+    assert loaded.returncode == 0, loaded.stderr
+    allow = ("--allow", ",".join(ALLOW), "--tools", "tools.py")
+    call = ["tools", "call", "t.pay", "defs.ttl", *store, *allow, "--format", "json",
+            "--args", '{"account": "A1", "amount": 12}']
+
+    _killed_once_it_acted(tmp_path, ["run", "defs.ttl", *store, *allow, "--focus", ":b1"])
+    ledger = tmp_path / "ledger.txt"
+    assert ledger.read_text().splitlines() == ["pay A1 12"]
+
+    again = _cli(tmp_path, *call)
+    assert again.returncode == 5, again.stdout + again.stderr  # 0: paid again
+    assert json.loads(again.stdout)["error"]["kind"] == "outcome_unknown", again.stdout
+    rerun = _cli(tmp_path, "run", "defs.ttl", *store, *allow, "--focus", ":b1")
+    assert "not called again" in rerun.stdout + rerun.stderr, rerun.stdout + rerun.stderr
+    other = _cli(tmp_path, "run", "defs.ttl", *store, *allow, "--focus", ":b2")
+    assert "may already have acted with these arguments" in other.stdout, other.stdout
+    assert ledger.read_text().splitlines() == ["pay A1 12"]  # neither paid again
+
+    cleared = _cli(tmp_path, "tools", "reconcile", "t.pay", "defs.ttl", *store,
+                   "--args", '{"account": "A1", "amount": 12.0}')
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    after = _cli(tmp_path, *call)
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert ledger.read_text().splitlines() == ["pay A1 12", "pay A1 12"]
+
+
+@pytest.mark.parametrize("lane", ["call", "step"])
+def test_a_payment_the_version_before_left_in_doubt_under_its_datatype_is_still_held(
+        tmp_path: Path, lane: str) -> None:
+    """The version before kept a call in doubt by its amount's value within its datatype: a
+    payment of 12 for an ``xsd:decimal`` argument at ``"12"^^xsd:decimal``, where it is
+    ``"12"^^xsd:integer`` now. Looked for only there, that payment in doubt was no longer
+    found and the next one was made; it is looked for there too, by a call and by a step,
+    and `tools reconcile` clears it there."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount 12.0 .\n')
+    (tmp_path / "tools.py").write_text(CLI_TOOLS)
+    store = ("--store", f"oxigraph:{tmp_path / 'store'}")
+    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
+    assert loaded.returncode == 0, loaded.stderr
+    args = {"account": '"A1"', "amount": f'"12"^^<{XSD_NS}decimal>'}
+    tool, call = EX["t.pay"], URIRef("urn:horismos:call:earlier")
+    node = doubt_node(tool, Literal(json.dumps(args, sort_keys=True, ensure_ascii=False)))
+    started = Literal("2026-01-01T00:00:00Z", datatype=URIRef(XSD_NS + "dateTime"))
+    with World.open(store[1], create=False) as world:
+        world.commit(Change(add=list(announce(call, call, tool, started, [args], node).quads)))
+    allow = ("--allow", ",".join(ALLOW), "--tools", "tools.py")
+    pay = ("tools", "call", "t.pay", "defs.ttl", *store, *allow, "--format", "json",
+           "--args", '{"account": "A1", "amount": 12}')
+    if lane == "call":
+        p = _cli(tmp_path, *pay)
+        assert p.returncode == 5, p.stdout + p.stderr  # 0: paid again
+        assert json.loads(p.stdout)["error"]["kind"] == "outcome_unknown", p.stdout
+    else:
+        r = _cli(tmp_path, "run", "defs.ttl", *store, *allow, "--focus", ":b1")
+        assert "may already have acted with these arguments" in r.stdout, r.stdout + r.stderr
+        assert "Traceback" not in r.stderr
+    assert not (tmp_path / "ledger.txt").exists()
+    cleared = _cli(tmp_path, "tools", "reconcile", "t.pay", "defs.ttl", *store,
+                   "--args", '{"account": "A1", "amount": 12}')
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    with World.open(store[1], create=False) as world:
+        assert read_intent(world.store, node) is None
+    assert _cli(tmp_path, *pay).returncode == 0
+    assert (tmp_path / "ledger.txt").read_text().splitlines() == ["pay A1 12"]
+
+
+def test_a_run_the_version_before_recorded_replays_its_doubt_where_it_kept_it(
+        build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run recorded before amounts were keyed across datatypes (``calls_in_doubt`` 4) left a
+    payment of 12.0 in doubt at ``"12"^^xsd:decimal``: its replay writes it there again, and
+    reaches the recorded world."""
+    from horismos import _runner, replay
+
+    init = _runner.Runner.__init__
+
+    def old(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.calls_in_doubt = 4
+
+    release = threading.Event()
+
+    def pay(account: str, amount: Any) -> None:
+        release.wait(1.5)  # past its horis:timeout: sent, never answered
+
+    monkeypatch.setattr(_runner.Runner, "__init__", old)
+    agent, world = build(PAY.replace('"5m"', '"0.5s"'),
+                         ':b1 a :Bill ; :account "A1" ; :amount 12.0 .\n', tools={"pay": pay},
+                         ontology=False)
+    trace = tmp_path / "pay.jsonl"
+    snapshot = not world.store.shared
+    try:
+        agent.run(world, focus=":b1", trace=trace, trace_snapshot=snapshot)
+    finally:
+        release.set()
+    kept = [str(n) for n in intents(world)]
+    args = {"account": '"A1"', "amount": f'"12"^^<{XSD_NS}decimal>'}
+    was = doubt_node(EX["t.pay"], Literal(json.dumps(args, sort_keys=True, ensure_ascii=False)))
+    assert kept == [str(was)]
+    monkeypatch.undo()
+    report = replay(trace, agent)
+    assert not report.diverged, report.first_divergence
+    assert report.final_digest_matches is (True if snapshot else None)
+
+
 # -- a failed step's horis:onError that leads back to it ---------------------------------------
 
 RECHARGE = CHARGE + """
