@@ -15,6 +15,7 @@ from typing import Any
 from rdflib import URIRef
 
 from ._agent import Agent
+from ._bindings.code_identity import code_said
 from ._cli_common import (
     EXIT,
     EXIT_USAGE,
@@ -359,11 +360,14 @@ def cmd_approve(args: argparse.Namespace) -> int:
         print(
             f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
             f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
-            f"(fingerprint {done['fingerprint']}); "
+            f"(fingerprint {done['fingerprint']}"
+            + (f", run by {code_said(done['code'])}" if "code" in done else "")
+            + "); "
             + (
                 "the agent may now call it again with exactly these arguments"
                 if served
                 else "resume the instance to call it"
+                + (" with that code" if "code" in done else "")
             )
         )
         if args.out:

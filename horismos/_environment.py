@@ -84,6 +84,12 @@ class Environment:
         self.note("outcomes", {"returned": encode(result)})
         return result
 
+    def code(self, binding: Callable[[], Binding]) -> str | None:
+        """The code behind a tool whose call needs an approval (:attr:`Binding.code`),
+        recorded as ``code``: a replay hands it back, resolving no binding."""
+        code = binding().code
+        return None if code is None else self.note("code", code)
+
     async def remote(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """Send one commit to a system of record; its answer (or how it failed) is recorded
         as ``remote``, so a replay hands it back instead of sending (see _adapter_step)."""

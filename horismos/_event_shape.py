@@ -39,6 +39,7 @@ _ANY_EVENT: dict[str, _Kinds] = {
     "ids": _LIST,
     "reads": _LIST,
     "outcomes": _LIST,
+    "code": _LIST,
 }
 """Fields any event may carry: what the environment handed out for it."""
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._bindings.code_identity import code_said
 from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
@@ -460,6 +461,11 @@ class Pending:
     counted: bool = True
     """The request records how many approvals each payload asks for (``horis:approvalsAsked``;
     a trace recorded before they were counted replays without)."""
+    code: str | None = None
+    """The code behind the tool now (:attr:`~._bindings.base.Binding.code`), which the request
+    records and an approval of it is then held to; None where the definition says it."""
+    other_code: str | None = None
+    """The other code an approval of one of these payloads was given for, when it was."""
 
     def brief(
         self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
@@ -476,8 +482,20 @@ class Pending:
                 if self.stale
                 else []
             ),
+            *(
+                [
+                    f"An approval was given for other code behind {self.tool.name}: the run "
+                    f"that asked for it ran {code_said(self.other_code)}, this one runs "
+                    f"{code_said(self.code)}. It does not hold for this code: approve again "
+                    "below if this is the code to run, or resume with the code that was "
+                    "approved (--tools)."
+                ]
+                if self.other_code is not None and self.code is not None
+                else []
+            ),
             f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
             f"{name(self.step)} for approval.",
+            *([f"Code: {code_said(self.code)}"] if self.code is not None else []),
         ]
         calls = Counter(fp for _, fp in self.calls)
         shown: dict[str, dict[str, Any]] = {}
@@ -526,6 +544,8 @@ class Pending:
         if self.counted:
             asked = Counter(fp for _, fp in self.calls)
             triples.append((req, HORIS.approvalsAsked, Literal(json.dumps(asked, sort_keys=True))))
+        if self.code is not None:
+            triples.append((req, HORIS.code, Literal(self.code)))
         return [(s, p, o, graph) for s, p, o in triples]
 
 
@@ -539,6 +559,7 @@ def pending(
     at: Literal,
     bound: int = 3,
     servers: Mapping[str, McpServer] | None = None,
+    code: str | None = None,
 ) -> tuple[list[str | None], Pending | None, list[tuple]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
     waiting for an approval, if any, and the quads that use up the recorded approvals these
@@ -546,18 +567,27 @@ def pending(
     waits for a new approval instead of acting again. ``bound``, as a trace's header says: 0,
     approvals hold whatever the tool's definition; 1, for its definition without its MCP
     server (a trace recorded before the server counted); 2, with it (``servers``); 3, and the
-    request records how many approvals each payload asks for (before, a trace's did not)."""
+    request records how many approvals each payload asks for (before, a trace's did not).
+    ``code``: the code behind the tool now (:attr:`~._bindings.base.Binding.code`): an
+    approval given for a request other code made does not hold (one recorded before
+    approvals named the code holds, as it did)."""
     if not tool.requires_approval:
         return [None] * len(calls), None, []
     server = server_of(tool, servers or {}) if bound > 1 else None
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
-    stale = False
+    stale, other = False, None
     if bound and recorded:  # only approvals of the tool as it is defined now (implementation)
         now = implementation(tool, server)
         for fp in set(prints) & recorded.keys():
             held = [g for g in recorded[fp] if given_for(store, g.approval) in (None, now)]
             stale = stale or len(held) < len(recorded[fp])
+            if code is not None:  # and of the code behind it now
+                for g in held:
+                    was = code_for(store, g.approval)
+                    if was not in (None, code):
+                        other = was
+                held = [g for g in held if code_for(store, g.approval) in (None, code)]
             recorded[fp] = held
     missing, taking = [], Counter[str]()
     given = {given_print(a): a for a in policy.given}
@@ -572,7 +602,9 @@ def pending(
         if taking[fp] > len(recorded.get(fp, ())):
             missing.append((payload(tool, c), fp))
     if missing:
-        pend = Pending(tool, step.iri, tuple(missing), stale, bound > 0, server, bound > 2)
+        pend = Pending(
+            tool, step.iri, tuple(missing), stale, bound > 0, server, bound > 2, code, other
+        )
         return list(prints), pend, []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
@@ -587,6 +619,14 @@ def server_of(tool: Tool, servers: Mapping[str, McpServer]) -> McpServer | None:
     another binding, or a server nobody declares: such a call is refused before it is sent)."""
     address = tool.mcp_address
     return servers.get(address[0]) if address is not None else None
+
+
+def code_for(store: Store, approval: Node) -> str | None:
+    """The code an approval was given for (:attr:`~._bindings.base.Binding.code`, as the
+    request it answered recorded it); None when it names none: the tool's definition says what
+    it reaches, or it was recorded before approvals named the code (it holds, as it did)."""
+    found = next(iter(store.objects(approval, HORIS.code)), None)
+    return str(found) if found is not None else None
 
 
 def given_for(store: Store, approval: Node) -> str | None:
@@ -723,6 +763,9 @@ def approve(
         (node, RDFS.comment, Literal(canonical_json(payloads[fp]))),
         (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
     ]
+    code = latest.get("code")
+    if code is not None:  # the code that asked: the approval holds for it alone
+        triples.append((node, HORIS.code, code))
     approved = defs.tools.get(cast(URIRef, latest["tool"]))
     asked = latest.get("asked")
     if approved is not None:  # holds while the tool is so defined (see implementation)
@@ -786,19 +829,21 @@ def approve(
         "fingerprint": fp,
         "payload": payloads[fp],
         "graph": str(graph),
+        **({"code": str(code)} if code is not None else {}),
     }
 
 
 def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
     """The approval requests the instance's steps left, newest last by start time."""
     return store.select(
-        """SELECT ?request ?step ?tool ?started ?payloads ?asked ?counts WHERE {
+        """SELECT ?request ?step ?tool ?started ?payloads ?asked ?counts ?code WHERE {
         ?request horis:instance ?i ; horis:step ?step ; horis:tool ?tool ;
            horis:fingerprint ?fp ; prov:startedAtTime ?started ; rdfs:comment ?payloads .
         ?g prov:wasGeneratedBy ?request .
         FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:"))
         OPTIONAL { ?request horis:implementation ?asked }
-        OPTIONAL { ?request horis:approvalsAsked ?counts } }""",
+        OPTIONAL { ?request horis:approvalsAsked ?counts }
+        OPTIONAL { ?request horis:code ?code } }""",
         {"i": instance},
         _NS,
     )

@@ -414,6 +414,12 @@ class ReplayEnvironment(Environment):
         self.note("remote", entry)
         return play(entry)
 
+    def code(self, binding: Callable[[], Binding]) -> str | None:
+        """The code behind the tool, as recorded (a trace of an earlier build records none:
+        its approvals held whatever the code, and replay so)."""
+        code = self.take("code")
+        return None if code is None else self.note("code", code)
+
     async def held_by(
         self, read: Callable[[], Awaitable[list[list[list[str]]]]]
     ) -> list[list[list[str]]]:

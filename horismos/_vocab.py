@@ -165,6 +165,7 @@ class HORIS(DefinedNamespace):
     usedWithKey: URIRef
     answer: URIRef
     implementation: URIRef
+    code: URIRef
     approvalsAsked: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef

@@ -811,3 +811,98 @@ def test_one_approval_is_one_call_however_many_graphs_name_it(tmp_path) -> None:
     resumed = horismos(tmp_path, "resume", *tools, "--instance", paying)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert len((tmp_path / "calls.log").read_text().splitlines()) == 2
+
+
+def test_an_approval_holds_only_for_the_code_that_asked_for_it(tmp_path) -> None:
+    """The run that asked for approval had a dry-run ``discharge`` registered; a ``resume
+    --tools`` pointing at another ``tools.py`` whose ``discharge`` acts for real (the same
+    name, the same definitions) ran it under that approval, for the approval bound only the
+    binding's name and definition. The request now names the code that asked (module,
+    function, a hash of its code and source), the approval is of that code, and other code
+    waits for an approval of its own, its brief saying why."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    for folder, said in (("dry", "dry run"), ("live", "LIVE")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tools.py").write_text(f"""
+def discharge(patient, queue):
+    with open("../calls.log", "a") as f:
+        f.write("{said} " + patient + "\\n")
+    return {{"ref": "D-1"}}
+""", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    dry, live = tmp_path / "dry", tmp_path / "live"
+    ran = horismos(dry, "run", "../defs.ttl", *store, "--tools", "tools.py", "--focus", ":p1")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    assert "Code: tools.discharge (sha256:" in ran.stdout
+    fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
+    instance = ran.stdout.split("Instance ")[1].split()[0]
+    approve = ("approve", "defs.ttl", *store, "--instance", instance, "--fingerprint", fp)
+    approved = horismos(tmp_path, *approve)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert "run by tools.discharge (sha256:" in approved.stdout
+
+    resume = ("resume", "../defs.ttl", *store, "--tools", "tools.py", "--instance", instance)
+    other = horismos(live, *resume)
+    assert other.returncode == 3, other.stdout + other.stderr  # 0: the live code ran
+    assert "An approval was given for other code behind t.discharge" in other.stdout
+    assert "approve again below if this is the code to run" in other.stdout
+    assert not (tmp_path / "calls.log").exists()
+
+    asked = horismos(dry, *resume)  # the code approved: called, once
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert (tmp_path / "calls.log").read_text().splitlines() == [
+        "dry run http://example.org/clinic#p1"]
+
+
+def test_an_approval_of_other_code_is_given_again_for_the_code_to_run(tmp_path) -> None:
+    """Once other code asks, approving the payload again approves that code, and it runs."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "tools.py").write_text(TOOLS, encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    ran = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "tools.py", "--focus", ":p1")
+    fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
+    instance = ran.stdout.split("Instance ")[1].split()[0]
+    approve = ("approve", "defs.ttl", *store, "--instance", instance, "--fingerprint", fp)
+    assert horismos(tmp_path, *approve).returncode == 0
+    (tmp_path / "tools.py").write_text(TOOLS.replace('"D-1"', '"D-2"'), encoding="utf-8")
+    resume = ("resume", "defs.ttl", *store, "--tools", "tools.py", "--instance", instance)
+    edited = horismos(tmp_path, *resume)
+    assert edited.returncode == 3 and "other code" in edited.stdout, edited.stdout
+    again = horismos(tmp_path, *approve)
+    assert again.returncode == 0, again.stdout + again.stderr
+    done = horismos(tmp_path, *resume)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 1
+
+
+def test_an_approval_recorded_before_approvals_named_the_code_still_holds(tmp_path) -> None:
+    """An approval an earlier version recorded names no code: it holds, as it did, for the
+    code the instance resumes with (nothing says which code it was given for)."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    waiting = agent.run(world, focus=":p1")
+    instance = waiting.instances[0].instance
+    fp = waiting.steps[0].detail["approval"]["fingerprints"][0]
+    agent.approve(world, instance, fp)
+    named = [(s, p, o, g) for s, p, o, g in world.store.quads() if p == HORIS.code]
+    assert len(named) == 2  # the request's and the approval's
+    world.commit(Change(remove=named))  # as an earlier version recorded them
+    done = agent.resume(world, instance)
+    assert done.status == "completed" and len(calls) == 1
+
+
+def test_a_request_naming_its_code_replays_without_the_code(tmp_path) -> None:
+    """The code a request names is recorded in its step event (``code``): a replay writes
+    the same request, its tools not loaded, and reaches the recorded world."""
+    agent, world, _ = setup(tmp_path, APPROVAL)
+    trace = tmp_path / "run.jsonl"
+    run = agent.run(world, focus=EX.p1, trace=trace, trace_snapshot=True)
+    assert run.status == "waiting"
+    [code] = steps(trace)[0]["code"]
+    assert code.startswith("test_run_policy.setup.<locals>.discharge sha256:"), code
+    bare = Agent.from_files(tmp_path / "defs.ttl")  # no tools: nothing to name
+    report = replay(trace, bare)
+    assert not report.diverged and report.final_digest_matches is True, report

@@ -27,6 +27,11 @@ class Binding:
     the module's docstring is the contract, so a new kind of binding is one subclass."""
 
     kind = "binding"
+    code: str | None = None
+    """The code the binding runs, as :func:`.code_identity.code_identity` names it, where
+    the definition does not say it (a ``python:`` binding resolves to whatever is registered):
+    an approval holds only for the code that asked for it. None for a binding whose
+    definition says what it reaches (an MCP server's command, a URL, an argv)."""
     opens = False
     """Whether :meth:`open` has anything to do; the runner reads this one attribute per call,
     so a binding with nothing to open costs nothing more."""

@@ -39,6 +39,7 @@ from .._errors import NotSent, ToolError, ToolTimeout
 from .._model import Tool
 from .._outcomes import message_of
 from .base import Binding
+from .code_identity import code_identity
 from .limits import check_result
 from .python_values import as_recorded
 from .reach import Reach
@@ -198,6 +199,8 @@ class PythonBinding(Binding):
                 tool=str(tool.iri),
             )
         self.inline = tool is not None and tool.inline
+        # named once, as it is loaded, for a tool whose calls need an approval (_policy)
+        self.code = code_identity(func) if tool is not None and tool.requires_approval else None
         # worded once, not per call: where a result over the cap came from
         self._where = f'{tool.name} ("{tool.binding}")' if tool is not None else ""
 
