@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from mcp import Client
 
     from .._definitions import Definitions
+    from .mcp_http import Leaving
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -276,24 +277,24 @@ class McpSession:
         assert self._client is not None
         leaving = Leaving()  # marked by an HTTP client as the call's POST goes (mcp_http)
         token = LEAVING.set(leaving)
+        unsent = False  # proven never to have left: the one case not marked sent, below
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as e:
             ours = e.data == UNSENT  # said by mcp_http, not by the server: never sent
             if ours and e.code == NOT_CONNECTED:  # its POST made no connection: nothing left
-                self.alive = False  # gone: the next call starts the session again
+                unsent, self.alive = True, False  # gone: the next call starts the session again
                 raise Unreachable(
                     f"{self.describe()} could not be reached for the call to "
                     f'"{name}": {e.message} (nothing was sent)'
                 ) from None
             if ours and e.code == SESSION_GONE:  # refused unread: the server is a new process
-                self.alive = False  # the next call opens a session it knows
+                unsent, self.alive = True, False  # the next call opens a session it knows
                 raise Unreachable(
                     f"{self.describe()} no longer knows this session (started again since "
                     f'the last call?) and refused the call to "{name}" unread (404): '
                     "nothing was done, and the session is opened again for the next call"
                 ) from None
-            _attempt.sent()
             if e.code == GATEWAY:  # no answer of the server's: sent, not answered
                 raise ToolError(
                     f'{self.describe()}: the call to "{name}" was answered {e.message}'
@@ -315,33 +316,33 @@ class McpSession:
                 ) from None
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False
+                unsent = _stopped_unsent(leaving)
                 raise ToolError(
-                    f"{self.describe()} closed the connection during the call to "
-                    f'"{name}"{self._stderr_tail()}'
+                    f"{self.describe()} closed the connection "
+                    + ("before" if unsent else "during")
+                    + f' the call to "{name}"{self._stderr_tail()}'
+                    + (" (nothing was sent)" if unsent else "")
                 ) from None
             _attempt.answered()
             raise ToolError(
                 f'{self.describe()} refused the call to "{name}": {e.message} (MCP error {e.code})'
             ) from None
-        except asyncio.CancelledError:  # its horis:timeout, or the run stopped
-            if leaving.unsent:  # still connecting: stopped before its first byte
-                leaving.abandoned = True
-            else:
-                _attempt.sent()
-            raise
         except ToolError:
-            _attempt.sent()
+            unsent = _stopped_unsent(leaving)
             raise
         except Exception as e:
-            _attempt.sent()
+            unsent = _stopped_unsent(leaving)
             raise ToolError(
                 f'{self.describe()}: the call to "{name}" failed: {_reason(e)}'
+                + (" (nothing was sent)" if unsent else "")
             ) from None
-        except BaseException:
-            _attempt.sent()
+        except BaseException:  # its horis:timeout (cancelled), or the run stopped
+            unsent = _stopped_unsent(leaving)
             raise
         finally:
             LEAVING.reset(token)
+            if not unsent:  # written, or perhaps: from here on the tool may act
+                _attempt.sent()
         _attempt.answered()
         return result
 
@@ -364,6 +365,18 @@ class McpSession:
         self._client = None
         if self._stderr is not None:
             self._stderr.close()
+
+
+def _stopped_unsent(leaving: Leaving) -> bool:
+    """Whether a call that failed with no answer provably never left: its POST was handed to
+    the HTTP client and its headers had not started out (a timeout while it connects, the
+    session failing meanwhile). It is then stopped before its first byte, should it connect
+    later. Otherwise (a stdio call, one whose POST was never seen) it may have been written:
+    counted sent."""
+    if leaving.unsent:
+        leaving.abandoned = True
+        return True
+    return False
 
 
 def servers_in_force(
