@@ -171,7 +171,7 @@ class ActionSteps(ToolCalls):
                     rec.status, rec.error, rec.blocked_by = "blocked", broken, str(broken)
                     return rec, None
             if waiting is not None:
-                return self._await_approval(inst, rec, waiting, started), None
+                return self._await_approval(inst, rec, waiting, started, used), None
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
             # the approvals this call takes are used up whatever comes of the call: a person
@@ -343,9 +343,15 @@ class ActionSteps(ToolCalls):
         return await self.env.remote(send)
 
     def _await_approval(
-        self, inst: InstanceRun, rec: StepRecord, waiting: Pending, started: dt.datetime
+        self,
+        inst: InstanceRun,
+        rec: StepRecord,
+        waiting: Pending,
+        started: dt.datetime,
+        lapse: Sequence[tuple] = (),
     ) -> StepRecord:
-        """Stop the instance at this step until a person approves each exact payload."""
+        """Stop the instance at this step until a person approves each exact payload;
+        ``lapse``: the quads letting lapse the approvals of payloads it no longer sends."""
         graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
         brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus)
         rec.status, rec.brief, rec.graph = "waiting", brief, graph
@@ -353,9 +359,10 @@ class ActionSteps(ToolCalls):
             "payloads": [p for p, _ in waiting.calls],
             "fingerprints": [f for _, f in waiting.calls],
         }
-        self._pending[inst.instance] = waiting.quads(
-            graph, inst.instance, self._stamp(started), brief
-        )
+        self._pending[inst.instance] = [
+            *waiting.quads(graph, inst.instance, self._stamp(started), brief),
+            *lapse,
+        ]
         return rec
 
     def _announce(

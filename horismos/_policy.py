@@ -466,6 +466,9 @@ class Pending:
     records and an approval of it is then held to; None where the definition says it."""
     other_code: str | None = None
     """The other code an approval of one of these payloads was given for, when it was."""
+    lapsed: tuple[str, ...] = ()
+    """The payloads (canonical JSON) of approvals at this step that lapsed as it asked for
+    these: given for a request the step no longer makes (see :func:`pending`)."""
 
     def brief(
         self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
@@ -492,6 +495,12 @@ class Pending:
                 ]
                 if self.other_code is not None and self.code is not None
                 else []
+            ),
+            *(
+                f"An approval given for {shown} lapsed: {name(self.step)} no longer sends "
+                "that payload, so it is not used should the step send it again; approve "
+                "what it sends now."
+                for shown in self.lapsed
             ),
             f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
             f"{name(self.step)} for approval.",
@@ -567,7 +576,11 @@ def pending(
     waits for a new approval instead of acting again. ``bound``, as a trace's header says: 0,
     approvals hold whatever the tool's definition; 1, for its definition without its MCP
     server (a trace recorded before the server counted); 2, with it (``servers``); 3, and the
-    request records how many approvals each payload asks for (before, a trace's did not).
+    request records how many approvals each payload asks for (before, a trace's did not); 4,
+    and an approval not used yet at this step of a payload the step no longer sends lapses
+    (``horis:lapsed``, used up with these quads): it answered a request the step has since
+    superseded (the amount was 100, approved; the world changed it to 150, approved and
+    charged), and a loop back to the old payload took it, a call nobody had approved then.
     ``code``: the code behind the tool now (:attr:`~._bindings.base.Binding.code`): an
     approval given for a request other code made does not hold (one recorded before
     approvals named the code holds, as it did)."""
@@ -589,6 +602,7 @@ def pending(
                         other = was
                 held = [g for g in held if code_for(store, g.approval) in (None, code)]
             recorded[fp] = held
+    lapse, lapsed = _lapsing(store, step.iri, recorded, set(prints), at) if bound > 3 else ([], ())
     missing, taking = [], Counter[str]()
     given = {given_print(a): a for a in policy.given}
     spent: list[tuple] = []
@@ -603,15 +617,46 @@ def pending(
             missing.append((payload(tool, c), fp))
     if missing:
         pend = Pending(
-            tool, step.iri, tuple(missing), stale, bound > 0, server, bound > 2, code, other
+            tool,
+            step.iri,
+            tuple(missing),
+            stale,
+            bound > 0,
+            server,
+            bound > 2,
+            code,
+            other,
+            lapsed,
         )
-        return list(prints), pend, []
+        return list(prints), pend, lapse
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
         for fp, n in taking.items()
         for node, graph, _ in recorded[fp][:n]
     ]
-    return list(prints), None, used + spent
+    return list(prints), None, used + spent + lapse
+
+
+def _lapsing(
+    store: Store, step: URIRef, recorded: Mapping[str, list[_Given]], prints: set[str], at: Literal
+) -> tuple[list[tuple], tuple[str, ...]]:
+    """The quads that let lapse the approvals not used yet that were given at ``step`` for a
+    payload it no longer sends (``prints``: the fingerprints it sends now), and those
+    payloads, as the brief shows them. Only approvals of other payloads are looked at (one
+    look-up each for its step): none, the usual, costs nothing."""
+    quads: list[tuple] = []
+    shown: list[str] = []
+    for fp in sorted(recorded.keys() - prints):
+        for g in recorded[fp]:
+            if next(iter(store.objects(g.approval, HORIS.step)), None) != step:
+                continue  # another step's: it answers that step's request
+            quads += [
+                (g.approval, PROV.invalidatedAtTime, at, g.graph),
+                (g.approval, HORIS.lapsed, Literal(True), g.graph),
+            ]
+            body = next(iter(store.objects(g.approval, RDFS.comment)), None)
+            shown.append(str(body) if body is not None else f"fingerprint {fp}")
+    return quads, tuple(dict.fromkeys(shown))
 
 
 def server_of(tool: Tool, servers: Mapping[str, McpServer]) -> McpServer | None:
@@ -715,9 +760,17 @@ def approve(
     payloads: dict[str, Any] = json.loads(str(latest["payloads"]))
     if fp not in payloads:
         waiting = "; ".join(f"{k} for {canonical_json(v)}" for k, v in payloads.items())
+        lapsed = _lapsed(world.store, instance, fp)
         raise UsageError(
             f"instance {instance} waits for no approval with fingerprint {fp}; "
             f"it waits for: {waiting}. An approval holds for one exact payload"
+            + (
+                f"; the approval of {fp} given at {lapsed} lapsed when "
+                f"{defs.name(latest['step'])} asked for other payloads since: should it send "
+                "that payload again, it asks for it again"
+                if lapsed is not None
+                else ""
+            )
         )
     if fingerprint(str(latest["tool"]), payloads[fp]) != fp:
         # what is shown and recorded as approved is the request's payload: one whose
@@ -847,6 +900,18 @@ def _requests(store: Store, instance: URIRef) -> list[dict[str, Node]]:
         {"i": instance},
         _NS,
     )
+
+
+def _lapsed(store: Store, instance: URIRef, fp: str) -> str | None:
+    """When the approval of ``fp`` given for ``instance`` that lapsed was given, if one did
+    (:func:`pending`)."""
+    rows = store.select(
+        """SELECT ?at WHERE { ?a horis:instance ?i ; horis:fingerprint ?fp ;
+           horis:lapsed true ; prov:startedAtTime ?at } ORDER BY DESC(?at) LIMIT 1""",
+        {"i": instance, "fp": Literal(fp)},
+        _NS,
+    )
+    return str(rows[0]["at"]) if rows else None
 
 
 def _waits_at(store: Store, instance: URIRef, step: Node) -> bool:

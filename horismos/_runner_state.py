@@ -89,9 +89,11 @@ class RunnerState:
         were held: only a step never answered, all of its calls; 0 (absent), recorded before
         any was. A replay follows the trace's, or
         its commits and reads would not be the recorded ones."""
-        self.approvals_bound = 3
+        self.approvals_bound = 4
         """Whether an approval holds only for the tool's definition it was given for (see
-        :func:`._policy.implementation`), as a trace's header says: 3, its MCP server's
+        :func:`._policy.implementation`), as a trace's header says: 4, as 3, and an approval
+        not used yet lapses when its step asks for other payloads (:func:`._policy.pending`);
+        3, its MCP server's
         declaration included, and a request records how many approvals each payload asks
         for (``horis:approvalsAsked``); 2, recorded before requests counted them; 1
         (``true``), before the server counted; 0 (absent), before approvals were bound at

@@ -167,6 +167,7 @@ class HORIS(DefinedNamespace):
     implementation: URIRef
     code: URIRef
     approvalsAsked: URIRef
+    lapsed: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef

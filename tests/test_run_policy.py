@@ -906,3 +906,95 @@ def test_a_request_naming_its_code_replays_without_the_code(tmp_path) -> None:
     bare = Agent.from_files(tmp_path / "defs.ttl")  # no tools: nothing to name
     report = replay(trace, bare)
     assert not report.diverged and report.final_digest_matches is True, report
+
+
+RECHARGE = PREFIXES + """
+:amount a owl:DatatypeProperty .
+:more a owl:DatatypeProperty .
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ;
+                  horis:arg [ horis:name "amount" ; horis:type xsd:decimal ] ] ;
+    horis:binding "python:charge" ; horis:sideEffect horis:HostStateWrite ;
+    horis:requiresApproval true ; horis:idempotent false .
+:Bill a horis:Workflow ; horis:focusType :Patient ; horis:start :Charge ; horis:maxSteps 20 .
+:Charge a horis:ActionStep ; horis:tool :t.charge ;
+    horis:requires "?this :amount ?amount ." ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:next :Again .
+:Again a horis:WaitStep ; horis:reason "another charge?" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :more ?m ." ; horis:next :Charge .
+"""
+
+
+def _amount(world: World, amount: int) -> None:
+    """The world's amount for :p1, changed as another process or person would."""
+    held = [q for q in world.store.quads() if q[0] == EX.p1 and q[1] == EX.amount]
+    world.commit(Change(remove=held, add=[(EX.p1, EX.amount, Literal(amount), held[0][3])]))
+
+
+def test_an_approval_never_used_lapses_when_its_step_asks_for_another_payload(
+        tmp_path) -> None:
+    """A charge of 100 is approved; the world changes the amount to 150 before the resume,
+    which asks for 150, approved and charged; the workflow loops back and the amount is 100
+    again. The first approval, never used, was taken: 100 was charged with nobody asked,
+    for a request the step had superseded. It now lapses when the step asks for 150, the
+    brief says so, `approve` of it says why it is refused, and the loop back waits."""
+    charged: list[tuple[str, Any]] = []
+
+    def charge(patient: str, amount: Any) -> None:
+        charged.append((str(patient), amount))
+
+    (tmp_path / "defs.ttl").write_text(RECHARGE, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient ; :amount 100 .\n",
+                                        encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"charge": charge})
+    world = World.from_files(tmp_path / "world.ttl")
+    first = agent.run(world, focus=":p1")
+    instance = first.instances[0].instance
+    hundred = first.steps[0].detail["approval"]["fingerprints"][0]
+    agent.approve(world, instance, hundred)
+
+    _amount(world, 150)
+    asked = agent.resume(world, instance, trace=tmp_path / "asked.jsonl")
+    assert asked.status == "waiting" and not charged
+    replayed = replay(tmp_path / "asked.jsonl", agent)  # the lapse as recorded
+    assert not replayed.diverged, replayed.first_divergence
+    assert 'An approval given for {"amount":100,' in (asked.brief or "")
+    assert "lapsed" in (asked.brief or "")
+    with pytest.raises(UsageError, match="lapsed when :Charge asked for other payloads"):
+        agent.approve(world, instance, hundred)
+    agent.approve(world, instance, asked.steps[0].detail["approval"]["fingerprints"][0])
+    paid = agent.resume(world, instance)
+    assert paid.status == "waiting" and charged == [("http://example.org/clinic#p1", 150)]
+
+    _amount(world, 100)
+    back = agent.resume(world, instance, ":p1 :more true .")
+    assert back.status == "waiting", back.steps  # 100 again: asked, not charged
+    assert back.steps[-1].status == "waiting" and "requires approval" in (back.brief or "")
+    assert charged == [("http://example.org/clinic#p1", 150)]
+
+
+def test_a_for_each_approved_a_payload_at_a_time_keeps_the_approvals_it_still_sends(
+        tmp_path) -> None:
+    """A step that asks again for the calls still lacking one (a forEach approved one
+    payload at a time) keeps the approvals of the payloads it still sends: only those of
+    payloads it no longer sends lapse."""
+    paid: list[Any] = []
+
+    def pay(patient: str, amount: Any) -> None:
+        paid.append(amount)
+
+    (tmp_path / "defs.ttl").write_text(DUES, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        PREFIXES + ":p1 a :Patient ; :due 10, 20 .\n", encoding="utf-8")
+    agent = Agent.from_files(tmp_path / "defs.ttl", tools={"pay": pay})
+    world = World.from_files(tmp_path / "world.ttl")
+    run = agent.run(world, focus=":p1", workflow=":Dues")
+    instance = run.instances[0].instance
+    first, second = run.steps[0].detail["approval"]["fingerprints"]
+    agent.approve(world, instance, first)
+    again = agent.resume(world, instance)
+    assert again.status == "waiting" and "lapsed" not in (again.brief or "")
+    agent.approve(world, instance, second)
+    done = agent.resume(world, instance)
+    assert done.status == "completed" and sorted(paid) == [10, 20]
