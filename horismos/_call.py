@@ -342,6 +342,8 @@ async def guarded_call(
         if worker is not None:  # from here to its commit, no other process calls on it
             await _hold(worker, _claim_key(tool, nodes), idempotency_key)
         key = doubt_key(tool, _as_text(nodes))
+        # the keys versions before kept such a call at in doubt (a tool that is not idempotent)
+        formers = () if tool.idempotent else former_doubt_keys(tool, _as_text(nodes))
         printed = ""
         if idempotency_key is not None:
             # a policy that refuses the tool is not handed what an allowed call answered
@@ -350,12 +352,11 @@ async def guarded_call(
             keyed_here = take_key(world.store, idempotency_key)
             if not keyed_here:
                 raise _Refused("refused", "busy", _KEY_BUSY)
-            _check_key(tool, defs, world, idempotency_key, printed, key)
+            _check_key(tool, defs, world, idempotency_key, printed, key, formers)
         if take_approval is not None:  # found and used up by one call: this one, held
             approval = take_approval()
             runner.policy = Policy(allow, frozenset({approval} if approval else ()))
         intent = None if tool.idempotent else doubt_node(tool.iri, key)
-        formers = () if intent is None else former_doubt_keys(tool, _as_text(nodes))
         # the IRIs the tool had when calls of it now in doubt were made (_renamed_tools)
         renamed = runner.former_names_of(tool) if intent is not None else ()
         if intent is not None:
@@ -423,7 +424,7 @@ async def guarded_call(
             if not e.present:
                 raise
             if idempotency_key is not None:  # another call with the key landed first
-                _check_key(tool, defs, world, idempotency_key, printed, key)
+                _check_key(tool, defs, world, idempotency_key, printed, key, formers)
             # a step or another call took the doubt node since it was looked at: say whose
             _check_in_doubt(tool, defs, key, world, formers, renamed)
             raise _Refused(
@@ -553,11 +554,18 @@ class _Replayed(Exception):
 
 
 def _check_key(
-    tool: Tool, defs: Definitions, world: World, key: str, printed: str, doubt: Node
+    tool: Tool,
+    defs: Definitions,
+    world: World,
+    key: str,
+    printed: str,
+    doubt: Node,
+    formers: Sequence[Node] = (),
 ) -> None:
     """Answer a call whose idempotency ``key`` a call was made with already: what that call
     answered (:class:`_Replayed`), or, refused, why it cannot be (another payload; that call
-    in flight, in doubt, or settled by hand). Nothing is called."""
+    in flight, in doubt — at ``doubt`` or one of the keys versions before kept it at,
+    ``formers`` —, or settled by hand). Nothing is called."""
     earlier = read_key(world.store, key)
     if earlier is None:
         return
@@ -571,7 +579,7 @@ def _check_key(
         )
     if earlier.answer is None:  # the call made with it is in flight or in doubt, or was
         if not tool.idempotent:
-            _check_in_doubt(tool, defs, doubt, world)
+            _check_in_doubt(tool, defs, doubt, world, formers)
         raise _Refused(
             "refused",
             "outcome_unknown",
