@@ -998,3 +998,35 @@ def test_a_for_each_approved_a_payload_at_a_time_keeps_the_approvals_it_still_se
     agent.approve(world, instance, second)
     done = agent.resume(world, instance)
     assert done.status == "completed" and sorted(paid) == [10, 20]
+
+
+def test_the_same_code_is_named_alike_in_every_process(tmp_path) -> None:
+    """The code an approval names is the same in the process that asked and the one that
+    resumes, whatever its defaults hold: an object's repr (``<Client at 0x…>``, the time it
+    was loaded, a fresh id) differs in each, and named so the code was never the one
+    approved, asking again at every resume."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "tools.py").write_text("""
+import datetime, uuid
+
+class Client:
+    pass
+
+def discharge(patient, queue, client=Client(), loaded=datetime.datetime.now(),
+              session=uuid.uuid4(), tags=frozenset({"a", "b", "c"})):
+    with open("calls.log", "a") as f:
+        f.write(patient + "\\n")
+    return {"ref": "D-1"}
+""", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    ran = horismos(tmp_path, "run", "defs.ttl", *store, "--tools", "tools.py", "--focus", ":p1")
+    fp = ran.stdout.split("Fingerprint: ")[1].split()[0]
+    instance = ran.stdout.split("Instance ")[1].split()[0]
+    assert horismos(tmp_path, "approve", "defs.ttl", *store, "--instance", instance,
+                    "--fingerprint", fp).returncode == 0
+    done = horismos(tmp_path, "resume", "defs.ttl", *store, "--tools", "tools.py",
+                    "--instance", instance)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 1

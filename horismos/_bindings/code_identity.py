@@ -96,8 +96,10 @@ def _feed(digest: Any, code: types.CodeType) -> None:
 
 def _constant(value: Any) -> str:
     """A constant or default as the same text in every process: a frozenset's members
-    sorted (its order follows the hash seed), an object's repr only when it names no
-    address (``<object at 0x…>`` differs each run), else its type's name."""
+    sorted (its order follows the hash seed), plain values by their repr, any other object
+    by its type's name alone. Its repr may differ in each process (``<Client at 0x…>``, a
+    time, an id): the code would then never be the code approved, and the step would ask
+    for approval again and again."""
     if isinstance(value, frozenset | set):
         return "{" + ",".join(sorted(_constant(v) for v in value)) + "}"
     if isinstance(value, tuple | list):
@@ -105,10 +107,13 @@ def _constant(value: Any) -> str:
     if isinstance(value, dict):
         items = sorted(f"{_constant(k)}:{_constant(v)}" for k, v in value.items())
         return "{" + ",".join(items) + "}"
-    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+    if value is None or value is Ellipsis or type(value) in _PLAIN:
         return repr(value)
-    text = repr(value)
-    return type(value).__qualname__ if " at 0x" in text else text
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+_PLAIN = (bool, int, float, complex, str, bytes)
+"""The constants written by their repr: the same text wherever the same code is loaded."""
 
 
 def _source(code: types.CodeType) -> bytes | None:
