@@ -25,6 +25,7 @@ from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from ._bindings.code_identity import code_said
 from ._bindings.reach import hosts_of
 from ._bindings.wire import json_value
 from ._call_arguments import check_arguments
@@ -66,6 +67,7 @@ from ._model import McpServer, Tool
 from ._policy import (
     Policy,
     fingerprint,
+    given_code,
     given_holds_for,
     given_issued,
     given_print,
@@ -396,6 +398,8 @@ async def guarded_call(
             runner.prechecks.refuse_rejected_returns(binding)
         except ToolError as e:
             raise _Refused("refused", "binding", str(e)) from None
+        if issued_only and approval is not None and tool.requires_approval:
+            _check_code(tool, world, approval, binding.code)
         try:
             keyed: list[tuple] = []
             answer = None
@@ -852,6 +856,23 @@ def _check_issued(tool: Tool, world: World, approval: str, server: McpServer | N
             "binding, its MCP server, effect or side effect has changed since): it does not "
             "hold for the tool as defined now; approve again: " + how_to_approve(tool.name),
         )
+
+
+def _check_code(tool: Tool, world: World, approval: str, code: str | None) -> None:
+    """Refuse an approval ``tools approve`` issued for other code than the call's binding
+    runs (``code``): the same ``python:`` name, another ``--tools`` file (or this one
+    edited). One issued without the code named holds, as it did."""
+    issued_for = given_code(world.store, approval)
+    if issued_for is None or code is None or issued_for == code:
+        return
+    raise _Refused(
+        "refused",
+        "approval_stale",
+        f"the approval given was issued for other code behind {tool.name}: "
+        f"{code_said(issued_for)}, where this call runs {code_said(code)}; it does not hold "
+        "for this code. Approve again with the --tools this call is given: "
+        + how_to_approve(tool.name),
+    )
 
 
 def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str | None) -> bool:

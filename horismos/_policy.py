@@ -70,6 +70,7 @@ __all__ = [
     "canonical_json",
     "fingerprint",
     "fresh_approval",
+    "given_code",
     "given_issue",
     "given_issued",
     "given_keyed",
@@ -213,16 +214,22 @@ def given_use(approval: str, at: Literal) -> list[tuple]:
     ]
 
 
-def given_issue(approval: str, tool: Tool, at: Literal, now: str) -> list[tuple]:
+def given_issue(
+    approval: str, tool: Tool, at: Literal, now: str, code: str | None = None
+) -> list[tuple]:
     """The quads recording that ``tools approve`` issued ``approval`` (a person's, for
     ``tool``) at ``at``, in the node its use will be recorded at (:func:`given_use`): the
     command line's ``--approval`` is taken only when issued so, as a served call's approval
     is only one ``approve`` recorded. The approval text alone proved nothing: its fingerprint
     is public (any caller computes it) and its id any text after a dot. ``now``: the tool's
     :func:`implementation`, recorded as :func:`approve` records it, so the approval holds
-    only while the tool is so defined (:func:`given_holds_for`)."""
+    only while the tool is so defined (:func:`given_holds_for`). ``code``: the code behind
+    it (:attr:`~._bindings.base.Binding.code`), when ``tools approve`` was given it
+    (``--tools``): the approval then holds for that code alone (:func:`given_code`)."""
     node = _given_node(approval)
+    named = [(node, HORIS.code, Literal(code), node)] if code is not None else []
     return [
+        *named,
         (node, RDF.type, HORIS.Approval, node),
         (node, HORIS.fingerprint, Literal(given_print(approval)), node),
         (node, HORIS.tool, tool.iri, node),
@@ -259,6 +266,13 @@ def given_holds_for(store: Store, approval: str, tool: Tool, server: McpServer |
     (it holds, as one :func:`approve` recorded then does)."""
     issued_for = given_for(store, _given_node(approval))
     return issued_for is None or issued_for == implementation(tool, server)
+
+
+def given_code(store: Store, approval: str) -> str | None:
+    """The code ``approval`` (given on the command line) was issued for; None when ``tools
+    approve`` named none (it was not given the code, or the binding names what it reaches):
+    it holds whatever the code, as it did."""
+    return code_for(store, _given_node(approval))
 
 
 def given_tool(store: Store, approval: str) -> Node | None:

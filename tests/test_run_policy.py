@@ -1030,3 +1030,44 @@ def discharge(patient, queue, client=Client(), loaded=datetime.datetime.now(),
                     "--instance", instance)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len((tmp_path / "calls.log").read_text().splitlines()) == 1
+
+
+def test_an_approval_tools_approve_issued_holds_only_for_the_code_it_was_given(
+        tmp_path) -> None:
+    """`tools approve --tools dry/tools.py` then `tools call --tools live/tools.py
+    --approval A`: the same `python:discharge`, other code, ran under the approval. Issued
+    with the code given, it names it, and a call with other code is refused
+    (`approval_stale`), saying so; one issued without `--tools` holds, as it did."""
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    for folder, said in (("dry", "dry run"), ("live", "LIVE")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tools.py").write_text(f"""
+def discharge(patient, queue):
+    with open("../calls.log", "a") as f:
+        f.write("{said} " + patient + "\\n")
+    return {{"ref": "D-1"}}
+""", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    dry, live = tmp_path / "dry", tmp_path / "live"
+    args = ("--args", '{"patient": ":p1", "queue": ":urgent"}')
+    approve = ("tools", "approve", "t.discharge", "../defs.ttl", *store, *args, "--tools",
+               "tools.py")
+    issued = horismos(dry, *approve)
+    assert issued.returncode == 0, issued.stdout + issued.stderr
+    call = ("tools", "call", "t.discharge", "../defs.ttl", *store, *args, "--tools", "tools.py",
+            "--approval", issued.stdout.strip())
+    other = horismos(live, *call)
+    assert other.returncode == 5, other.stdout + other.stderr  # 0: the live code ran
+    assert "refused (approval_stale)" in other.stdout
+    assert "issued for other code behind t.discharge" in other.stdout
+    assert not (tmp_path / "calls.log").exists()
+    done = horismos(dry, *call)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "calls.log").read_text() == "dry run http://example.org/clinic#p1\n"
+
+    unnamed = horismos(dry, *approve[:-2])  # no --tools: no code to name
+    assert unnamed.returncode == 0, unnamed.stdout + unnamed.stderr
+    held = horismos(live, *call[:-1], unnamed.stdout.strip())
+    assert held.returncode == 0, held.stdout + held.stderr
