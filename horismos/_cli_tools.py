@@ -16,8 +16,8 @@ from rdflib import XSD, Literal, URIRef
 
 from . import _loop
 from ._agent import Agent
+from ._bindings import code_of
 from ._bindings.mcp import servers_in_force
-from ._bindings.python import PythonBinding, static_problem
 from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
@@ -33,7 +33,7 @@ from ._cli_common import (
     write_world,
 )
 from ._cli_lent_world import LentWorld, end_lend
-from ._errors import ToolError, UsageError
+from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
 from ._policy import (
@@ -577,7 +577,7 @@ def _issue(
     # code or another endpoint, the tool is not what was approved
     servers = servers_in_force(agent.definitions, agent.mcp_servers)
     now = implementation(tool, server_of(tool, servers))
-    code = _code_of(tool, agent)
+    code = code_of(tool, agent.tools)
     world.commit(Change(add=given_issue(approval, tool, at, now, code)))
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
@@ -606,15 +606,3 @@ def cmd_tools_inventory(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(inventory_text(inventory))
     return 0
-
-
-def _code_of(tool: Tool, agent: Agent) -> str | None:
-    """The code behind ``tool``'s ``python:`` binding, as ``--tools`` (or an allowed module)
-    gives it here, for the approval to name (:func:`~._policy.given_code`); None when it is
-    not given, or the binding names what it reaches (its definition, recorded already)."""
-    if not tool.binding.startswith("python:") or static_problem(tool, agent.tools) is not None:
-        return None
-    try:
-        return PythonBinding.resolve(tool, agent.tools).code
-    except ToolError:  # not importable here: the call says so when it is made
-        return None

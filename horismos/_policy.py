@@ -68,6 +68,7 @@ __all__ = [
     "approval_record_terms",
     "approve",
     "canonical_json",
+    "code_for",
     "fingerprint",
     "fresh_approval",
     "given_code",

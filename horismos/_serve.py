@@ -52,7 +52,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from rdflib import XSD, Literal, URIRef
+from rdflib.term import Node
 
+from ._bindings import code_of
 from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._call import CallResult, CallStatus, approval_fingerprint, guarded_call
@@ -67,6 +69,7 @@ from ._policy import (
     Pending,
     allowed,
     canonical_json,
+    code_for,
     given_for,
     given_keyed,
     implementation,
@@ -126,6 +129,7 @@ class ServedTools:
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         self.lock = asyncio.Lock()
         self._calls = itertools.count(1)
+        self._codes: dict[URIRef, str | None] = {}  # the code behind each tool (_code)
         self.skipped: dict[str, str] = {}
         """Declared tools not served, and why (policy, or a binding that cannot resolve)."""
         self.tools: dict[str, Tool] = {}
@@ -342,8 +346,8 @@ class ServedTools:
             {"i": URIRef(SERVED_PREFIX + fp), "k": key},
             _NS,
         )
-        now = implementation(tool, self._server(tool))
-        return any(given_for(self.world.store, r["a"]) in (None, now) for r in rows)
+        now, code = implementation(tool, self._server(tool)), self._code(tool)
+        return any(self._holds(r["a"], now, code) for r in rows)
 
     def _recorded(self, fp: str, tool: Tool) -> tuple[URIRef, URIRef] | None:
         """The oldest unused approval of ``fp`` for served calls (its node and graph) given
@@ -357,11 +361,28 @@ class ServedTools:
             {"i": URIRef(SERVED_PREFIX + fp), "fp": Literal(fp)},
             _NS,
         )
-        now = implementation(tool, self._server(tool))
+        now, code = implementation(tool, self._server(tool)), self._code(tool)
         for r in rows:
-            if given_for(self.world.store, r["a"]) in (None, now):
+            if self._holds(r["a"], now, code):
                 return r["a"], r["g"]  # type: ignore[return-value]
         return None
+
+    def _holds(self, approval: Node, now: str, code: str | None) -> bool:
+        """Whether ``approval`` holds for the tool as defined now (``now``, its
+        :func:`~._policy.implementation`) and for the code this server runs (``code``):
+        one that names none holds, as it did."""
+        store = self.world.store
+        return given_for(store, approval) in (None, now) and code_for(store, approval) in (
+            None,
+            code,
+        )
+
+    def _code(self, tool: Tool) -> str | None:
+        """The code behind ``tool`` here (:func:`~._bindings.code_of`), named once a server:
+        what its requests name and its approvals are held to."""
+        if tool.iri not in self._codes:
+            self._codes[tool.iri] = code_of(tool, self.agent.tools)
+        return self._codes[tool.iri]
 
     def _server(self, tool: Tool) -> McpServer | None:
         """The MCP server ``tool``'s binding names: part of what an approval was given for."""
@@ -373,15 +394,17 @@ class ServedTools:
         answer the agent gets."""
         instance = URIRef(SERVED_PREFIX + fp)
         _, payload, _ = check_arguments(tool, self.agent.definitions, args, self.world)
-        server = self._server(tool)
-        if not self.world.store.select(
+        server, code = self._server(tool), self._code(tool)
+        asked = self.world.store.select(
             "SELECT ?a WHERE { ?a horis:instance ?i ; horis:implementation ?impl . "
             "?g prov:wasGeneratedBy ?a "
-            'FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) } LIMIT 1',
+            'FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }',
             {"i": instance, "impl": Literal(implementation(tool, server))},
             _NS,
-        ):
-            pending = Pending(tool, instance, ((payload, fp),), server=server)
+        )
+        # once per payload, definition and code: an approval is of the code that asked
+        if not any(code_for(self.world.store, r["a"]) == code for r in asked):
+            pending = Pending(tool, instance, ((payload, fp),), server=server, code=code)
             brief = (
                 f"{tool.name} was called over MCP with a payload that needs approval. "
                 f"Payload: {canonical_json(payload)} Fingerprint: {fp}"

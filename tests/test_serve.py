@@ -428,6 +428,42 @@ def test_a_served_approval_holds_only_for_the_tool_as_it_was_defined(project: Pa
     assert done.structured_content["status"] == "completed" and made == ["moved"]
 
 
+def test_a_served_approval_holds_only_for_the_code_that_asked(project: Path) -> None:
+    """A server running a dry-run ``transfer`` asks for approval; the operator approves; the
+    server is started again with another ``transfer`` under the same name (other --tools):
+    it took the approval and moved the patient. The request names the code that asked, and
+    other code asks again, for itself."""
+    from rdflib import URIRef
+
+    from horismos import Agent, World
+    from horismos._policy import SERVED_PREFIX
+    from horismos._serve import ServedTools
+
+    made: list[str] = []
+
+    def dry(patient: str, ward: str) -> dict[str, str]:
+        made.append("dry")
+        return {"bedRef": "B"}
+
+    def live(patient: str, ward: str) -> dict[str, str]:
+        made.append("moved")
+        return {"bedRef": "B"}
+
+    world = World.from_files(project / "world.ttl")
+    args = {"patient": ":p2", "ward": ":w1"}
+    asking = Agent.from_files(project / "defs.ttl", tools={"transfer": dry})
+    fp = asyncio.run(ServedTools(asking, world).call("t.transfer", args)).structured_content[
+        "approval"]["fingerprint"]
+    asking.approve(world, URIRef(SERVED_PREFIX + fp), fp)
+    other = Agent.from_files(project / "defs.ttl", tools={"transfer": live})
+    served = ServedTools(other, world)
+    refused = asyncio.run(served.call("t.transfer", args))
+    assert refused.structured_content["error"]["kind"] == "approval" and made == []
+    other.approve(world, URIRef(SERVED_PREFIX + fp), fp)  # the request live made
+    done = asyncio.run(served.call("t.transfer", args))
+    assert done.structured_content["status"] == "completed" and made == ["moved"]
+
+
 def test_run_workflow_starts_a_workflow_and_says_where_it_ended(project: Path) -> None:
     from horismos import Agent, World
     from horismos._serve import ServedTools

@@ -25,6 +25,7 @@ __all__ = [
     "McpSessions",
     "Reach",
     "allowed_host",
+    "code_of",
     "hosts_of",
     "mcp_server",
     "resolve",
@@ -57,3 +58,18 @@ def resolve(
         "or an http(s) URL",
         tool=str(tool.iri),
     )
+
+
+def code_of(tool: Tool, registry: Mapping[str, Callable[..., Any]]) -> str | None:
+    """The code behind ``tool``'s ``python:`` binding as ``registry`` resolves it
+    (:attr:`Binding.code`), for an approval to name; None for another binding (its
+    definition says what it reaches), a tool needing no approval, or one not resolved here
+    (its call says why, when it is made)."""
+    if not tool.binding.startswith("python:") or static_problem(tool, registry) is not None:
+        return None
+    from .python import PythonBinding
+
+    try:
+        return PythonBinding.resolve(tool, registry).code
+    except ToolError:
+        return None
