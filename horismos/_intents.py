@@ -269,9 +269,12 @@ def former_doubt_keys(tool: Tool, args: Mapping[str, Any]) -> tuple[Node, ...]:
     ``12.0`` say, is looked for there too and reconciled there: keyed anew, it was no longer
     held, and the next payment was made. Empty for a call on a subject or with no number
     written otherwise: only such a call costs a look more."""
+    value = args.get(tool.effect.subject) if tool.effect else None
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
+        return ()  # kept at its subject, as every version kept it
+    if all(_by_value(v) is v for v in args.values()):
+        return ()  # no number written otherwise: every version's key is today's
     key = doubt_key(tool, args)
-    if isinstance(key, URIRef):
-        return ()
     found = dict.fromkeys(
         (doubt_key(tool, args, across=False), plain_literal(_ARGS_JSON.encode(dict(args))))
     )
