@@ -527,8 +527,10 @@ class Agent:
     def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
         """Record a person's approval of one payload ``instance`` waits for (the fingerprint
         its brief shows); :meth:`resume` then calls the tool. Returns what was approved
-        (``tool``, ``payload``, ``fingerprint``, ``graph``); raises UsageError for a
-        fingerprint the instance does not wait for."""
+        (``tool``, ``payload``, ``fingerprint``, ``graph``, and ``code``: the code behind a
+        ``python:`` binding that asked, which the approval holds for alone); raises
+        UsageError for a fingerprint the instance does not wait for (or one whose approval
+        lapsed: its step asked for other payloads since)."""
         world = given_world(world)
         refuse_unmet(self.definitions, world)  # the gate would reject what the call did
         iid = (
