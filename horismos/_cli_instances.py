@@ -39,7 +39,7 @@ from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
 from ._stores import DEFAULT_STORE
 from ._terms import PREFIXED_LOCAL, split_iri
-from ._trace import Trace
+from ._trace import Trace, drop_if_empty, own_file
 from ._vocab import NS
 from ._world import World, holds_subject
 
@@ -265,9 +265,11 @@ def cmd_wake(args: argparse.Namespace) -> int:
     with written_back(world, agent.definitions, args.out, out_format):
         for iid in due:
             trace: Path | Trace = Trace(kept=False)  # without --traces: no digest asked
-            if traces is not None:
+            kept: Path | None = None
+            if traces is not None:  # a file of its own: a pass in the same second as the
+                # one before (cron every second, a rerun by hand) wrote over that one's trace
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-                trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"
+                trace = kept = own_file(traces, f"wake-{short_id(iid)}-{stamp}")
             try:
                 run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
             except UsageError as e:  # another process drives it, or settled it since: the
@@ -289,6 +291,8 @@ def cmd_wake(args: argparse.Namespace) -> int:
                 print(f"{short_id(iid)}  blocked, not woken: {e}", file=sys.stderr)
                 ended.add("blocked")
                 continue
+            finally:  # refused before its header: no trace, as before own_file made one
+                drop_if_empty(kept)
             view.summary(run, table=False)
             ended.add(run.status)
     # a wait woken into another wait went on, as the timer meant: only these are news; an

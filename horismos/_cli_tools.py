@@ -20,6 +20,7 @@ from ._bindings.mcp import servers_in_force
 from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
+    fresh_trace,
     in_memory,
     load_world,
     open_for_writing,
@@ -194,7 +195,12 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "when the store is in memory (memory, oxigraph)",
     )
     call.add_argument("--out", metavar="F", help="write the world after the call (.trig, .nq)")
-    call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
+    call.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="write the call's trace (JSON Lines) to this file, a new one: a file that "
+        "already holds something (an earlier trace) is refused, never written over",
+    )
     call.add_argument(
         "--idempotency-key",
         metavar="KEY",
@@ -391,7 +397,7 @@ def _taken(world: World, approval: str, agent: Agent) -> bool:
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    writable("--trace", args.trace)
+    fresh_trace("--trace", args.trace)
     payload = _json_args(args.args)
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
