@@ -20,6 +20,7 @@ from ._cli_common import (
     EXIT_USAGE,
     in_memory,
     load_world,
+    one_line,
     open_for_writing,
     output_folder,
     output_format,
@@ -33,7 +34,7 @@ from ._cli_common import (
 )
 from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
-from ._definitions import load_definitions
+from ._definitions import Definitions, load_definitions
 from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceRow, due_waits, list_instances
 from ._policy import SERVED_PREFIX, allowed
@@ -87,15 +88,30 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    """List the world's instances: id, workflow, focus, status, current step, since when."""
+    """List the world's instances: id, workflow, focus, status, current step, since when, and
+    why (a failed one's error, a blocked one's pattern, a running one no process drives)."""
     defs = load_definitions(args.paths) if args.paths else None
     world = world_of(args)
+    try:
+        return _list(args, defs, world)
+    finally:  # let go: a command run in-process (tests, a caller) held the store open
+        world.close()
+
+
+_WHY_WIDTH = 160
+"""The longest ``why`` the table prints, cut with an ellipsis: a gate rejection's error names
+every message, and one row must stay one line (``--format json`` has the whole text)."""
+
+
+def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> int:
+    """:func:`cmd_instances` on the world opened."""
     # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
     exists = functools.partial(holds_subject, world)
     rows = list_instances(world.store, args.status)
     name: Callable[[Any], str] = functools.cache(
         (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
     )
+    shared = world.store.shared
     if args.format == "json":
         print(
             json.dumps(
@@ -107,6 +123,8 @@ def cmd_instances(args: argparse.Namespace) -> int:
                         "status": r.status,
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
+                        "why": r.why if r.live is None else _running_why(r, shared, name),
+                        "live": r.live,
                     }
                     for r in rows
                 ],
@@ -117,15 +135,16 @@ def cmd_instances(args: argparse.Namespace) -> int:
     if not rows:
         print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
         return 0
-    table = [("id", "workflow", "focus", "status", "step", "since")]
+    table = [("id", "workflow", "focus", "status", "step", "since", "why")]
     table += [
         (
             short_id(r.instance),
             name(r.workflow),
             name(r.focus),
-            r.status,
+            "interrupted" if r.live is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
+            _short(r.why if r.live is None else _running_why(r, shared, name)),
         )
         for r in rows
     ]
@@ -133,6 +152,31 @@ def cmd_instances(args: argparse.Namespace) -> int:
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _running_why(row: InstanceRow, shared: bool, name: Callable[[Any], str]) -> str:
+    """What a running instance's row says of who drives it, and for one nobody drives, how to
+    go on with it: both read ``running`` before, a live run's and one a killed process left
+    alike, and only the second needs an operator."""
+    if row.live:
+        return "a process with a live lease is running it now"
+    if shared:  # a focus's claim is taken under a single-focus run, or by run --all's workers
+        return (
+            "no live process holds its claim: it stopped mid-step; "
+            f"`horismos run … --focus {name(row.focus)}` continues it"
+        )
+    return (
+        "no process is running it (none other has this store open): it stopped mid-step; "
+        f"`horismos resume … --instance {short_id(row.instance)}` continues it"
+    )
+
+
+def _short(why: str | None) -> str:
+    """``why`` on one line, cut at :data:`_WHY_WIDTH`; ``-`` for none."""
+    if not why:
+        return "-"
+    text = one_line(why)
+    return text if len(text) <= _WHY_WIDTH else text[: _WHY_WIDTH - 1].rstrip() + "…"
 
 
 def _names_without_definitions(rows: list[InstanceRow]) -> Callable[[Any], str]:

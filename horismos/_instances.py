@@ -18,6 +18,7 @@ from typing import cast
 from rdflib import URIRef
 from rdflib.term import Node
 
+from ._claims import live_claims
 from ._definitions import Definitions
 from ._model import WaitStep
 from ._preconditions import Precondition
@@ -34,7 +35,11 @@ STATUSES = ("running", "waiting", "blocked", "failed", "completed")
 class InstanceRow:
     """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
     (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
-    an answer), ``None`` when it has none."""
+    an answer), ``None`` when it has none. ``why`` is what stopped a failed instance (its
+    ``horis:error``) or blocks a blocked one (the pattern, ``horis:blockedBy``): an operator
+    listing what went wrong read only "failed" and had to find the run's output or trace.
+    ``live``, for a running instance only: whether a process drives it now (``False``: the
+    process that ran it is gone, it stopped mid-step; see :func:`list_instances`)."""
 
     instance: URIRef
     workflow: URIRef
@@ -42,6 +47,8 @@ class InstanceRow:
     status: str
     current: URIRef | None
     since: str | None
+    why: str | None = None
+    live: bool | None = None
 
 
 def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
@@ -50,21 +57,31 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
     With ``status``, only those instances are read, and only their activities' times (in the
     union of the graphs, from the instances: a ``GRAPH ?g`` read every graph's activities).
     The status is written into the query: rdflib plans a query before its bindings are known,
-    and with one bound it started from every instance the world ever ran."""
+    and with one bound it started from every instance the world ever ran.
+
+    Whether a running instance is driven now is asked of the store's claims on a shared
+    world (``sparql:``), where every process drives an instance under its focus's claim and a
+    live lease (:func:`~._claims.live_claims`). Any other store opens in one process at a
+    time, so while this one has it open no other drives anything in it: a running instance
+    there is one whose process stopped mid-step (unless this very process drives it, a
+    Python caller listing from another thread of its own run)."""
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current ?blocked WHERE {{ GRAPH <{INSTANCES}> {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?by WHERE {{
+            GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
             OPTIONAL {{ ?i horis:currentStep ?current }}
-            OPTIONAL {{ ?i horis:blockedAt ?blocked }} }} }}""",
+            OPTIONAL {{ ?i horis:blockedAt ?blocked }}
+            OPTIONAL {{ ?i horis:error ?error }}
+            OPTIONAL {{ ?i horis:blockedBy ?by }} }} }}""",
         {},
         {"horis": NS},
     )
     # a blocked instance is stuck since it was blocked: later than any activity of its own
     since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     if status is not None and all(r["i"] in since for r in rows):
-        return _rows(rows, status, since)  # none, or each blocked since a stored time
+        return _rows(store, rows, status, since)  # none, or each blocked since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .
@@ -75,17 +92,24 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
-    return _rows(rows, status, since)
+    return _rows(store, rows, status, since)
 
 
 def _rows(
-    rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
+    store: Store, rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
 ) -> list[InstanceRow]:
     """The rows read, oldest activity first."""
     out = []
+    live: dict[tuple[URIRef, URIRef], str] | None = None  # read once, if any row runs
     for r in rows:
         name = status or str(r["status"]).removeprefix(NS).lower()
         current = r.get("current")
+        why = r.get("error") or r.get("by")
+        driven = None
+        if name == "running":
+            if live is None:
+                live = live_claims(store) if store.shared else {}
+            driven = (r["workflow"], r["focus"]) in live
         out.append(
             InstanceRow(
                 r["i"],  # type: ignore[arg-type]
@@ -94,6 +118,8 @@ def _rows(
                 name,
                 current if isinstance(current, URIRef) else None,
                 since.get(cast(URIRef, r["i"])),
+                str(why) if why is not None else None,
+                driven,
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))
