@@ -98,7 +98,7 @@ def cmd_instances(args: argparse.Namespace) -> int:
         world.close()
 
 
-_WHY_WIDTH = 160
+_WHY_WIDTH = 240
 """The longest ``why`` the table prints, cut with an ellipsis: a gate rejection's error names
 every message, and one row must stay one line (``--format json`` has the whole text)."""
 
@@ -125,6 +125,17 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "since": r.since,
                         "why": r.why if r.live is None else _running_why(r, shared, name),
                         "live": r.live,
+                        "reconciled": [
+                            {
+                                "at": c.at,
+                                "operator": c.operator,
+                                "verdict": c.verdict,
+                                "tool": str(c.tool),
+                                "call_started": c.started or None,
+                                "args": json.loads(c.args),
+                            }
+                            for c in r.reconciled
+                        ],
                     }
                     for r in rows
                 ],
@@ -144,7 +155,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             "interrupted" if r.live is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
-            _short(r.why if r.live is None else _running_why(r, shared, name)),
+            _short(_cleared(r), r.why if r.live is None else _running_why(r, shared, name)),
         )
         for r in rows
     ]
@@ -171,11 +182,21 @@ def _running_why(row: InstanceRow, shared: bool, name: Callable[[Any], str]) -> 
     )
 
 
-def _short(why: str | None) -> str:
-    """``why`` on one line, cut at :data:`_WHY_WIDTH`; ``-`` for none."""
-    if not why:
+def _cleared(row: InstanceRow) -> str:
+    """What the row says first of the calls in doubt its instance left that a person has
+    cleared since: the latest, by whom, when, on what finding (its error still says to clear
+    it, as it did when written), or nothing."""
+    if not row.reconciled:
+        return ""
+    more = len(row.reconciled) - 1
+    return row.reconciled[-1].said() + (f" (and {more} before)" if more else "")
+
+
+def _short(*why: str | None) -> str:
+    """The parts of ``why`` given, on one line, cut at :data:`_WHY_WIDTH`; ``-`` for none."""
+    text = one_line("; ".join(w for w in why if w))
+    if not text:
         return "-"
-    text = one_line(why)
     return text if len(text) <= _WHY_WIDTH else text[: _WHY_WIDTH - 1].rstrip() + "…"
 
 

@@ -22,6 +22,7 @@ from ._claims import live_claims
 from ._definitions import Definitions
 from ._model import WaitStep
 from ._preconditions import Precondition
+from ._reconciled import Reconciled, reconciliations
 from ._stores import Store
 from ._vocab import NS, PROV
 from ._world import INSTANCES
@@ -49,6 +50,9 @@ class InstanceRow:
     since: str | None
     why: str | None = None
     live: bool | None = None
+    reconciled: tuple[Reconciled, ...] = ()
+    """The calls in doubt this instance left that a person has cleared since (who, when, what
+    they found: :mod:`._reconciled`), oldest first."""
 
 
 def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
@@ -101,6 +105,7 @@ def _rows(
     """The rows read, oldest activity first."""
     out = []
     live: dict[tuple[URIRef, URIRef], str] | None = None  # read once, if any row runs
+    cleared = reconciliations(store)  # the few there are, read once
     for r in rows:
         name = status or str(r["status"]).removeprefix(NS).lower()
         current = r.get("current")
@@ -120,6 +125,7 @@ def _rows(
                 since.get(cast(URIRef, r["i"])),
                 str(why) if why is not None else None,
                 driven,
+                tuple(cleared.get(cast(URIRef, r["i"]), ())),
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

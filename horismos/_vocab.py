@@ -37,6 +37,7 @@ class HORIS(DefinedNamespace):
     Instance: URIRef
     StepExecution: URIRef
     Approval: URIRef
+    Reconciliation: URIRef
     IdempotencyKey: URIRef
     Provenance: URIRef
     # Classes: closed value sets of the individuals below
@@ -166,6 +167,9 @@ class HORIS(DefinedNamespace):
     answer: URIRef
     implementation: URIRef
     approvalsAsked: URIRef
+    verdict: URIRef
+    reconciles: URIRef
+    callStartedAt: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef
