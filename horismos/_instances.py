@@ -35,10 +35,11 @@ STATUSES = ("running", "waiting", "blocked", "failed", "completed")
 @dataclass(frozen=True)
 class InstanceRow:
     """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
-    (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
-    an answer), ``None`` when it has none. ``why`` is what stopped a failed instance (its
-    ``horis:error``) or blocks a blocked one (the pattern, ``horis:blockedBy``): an operator
-    listing what went wrong read only "failed" and had to find the run's output or trace.
+    (``horis:blockedAt``) or failed (``horis:failedAt``), or else its last recorded activity
+    (a step's end, a wait's start, an answer), ``None`` when it has none. ``why`` is what
+    stopped a failed instance (its ``horis:error``) or blocks a blocked one (the pattern,
+    ``horis:blockedBy``): an operator listing what went wrong read only "failed" and had to
+    find the run's output or trace.
     ``live``, for a running instance only: whether a process drives it now (``False``: the
     process that ran it is gone, it stopped mid-step; see :func:`list_instances`)."""
 
@@ -76,16 +77,17 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
             GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
             OPTIONAL {{ ?i horis:currentStep ?current }}
-            OPTIONAL {{ ?i horis:blockedAt ?blocked }}
+            OPTIONAL {{ ?i horis:blockedAt|horis:failedAt ?blocked }}
             OPTIONAL {{ ?i horis:error ?error }}
             OPTIONAL {{ ?i horis:blockedBy ?by }} }} }}""",
         {},
         {"horis": NS},
     )
-    # a blocked instance is stuck since it was blocked: later than any activity of its own
+    # a blocked instance is stuck since it was blocked, a failed one has failed since its
+    # failing step began: later than any activity of its own
     since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     if status is not None and all(r["i"] in since for r in rows):
-        return _rows(store, rows, status, since)  # none, or each blocked since a stored time
+        return _rows(store, rows, status, since)  # none, or each stopped since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .

@@ -159,6 +159,7 @@ class HORIS(DefinedNamespace):
     calledBinding: URIRef
     blockedBy: URIRef
     blockedAt: URIRef
+    failedAt: URIRef
     error: URIRef
     brief: URIRef
     fingerprint: URIRef

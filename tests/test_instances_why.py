@@ -10,6 +10,7 @@ store and on a real SPARQL server.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -96,6 +97,7 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     tools = ward(tmp_path)
     store = f"oxigraph:{tmp_path / 'st'}"
     horismos_load(tmp_path, store, "world.ttl")
+    started = dt.datetime.now(dt.UTC)
     ran = horismos(tmp_path, "run", *TRIAGE, *tools, "--store", store, "--focus", ":patient43")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     ran = horismos(tmp_path, "run", *TRIAGE, *tools, "--store", store, "--focus", ":patient44")
@@ -106,6 +108,9 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
 
     rows, data = listed(tmp_path, store)
     assert rows["patient43"][3] == "failed"
+    # since when: its failing step's start (it landed nothing, and said "-")
+    assert data["patient43"]["since"] and rows["patient43"][5] == data["patient43"]["since"][:19]
+    assert dt.datetime.fromisoformat(data["patient43"]["since"]) > started
     assert rows["patient43"][6].endswith(
         "ehr.assign_queue raised ConnectionError: EHR refused the connection: queue service down")
     assert data["patient43"]["why"] == rows["patient43"][6].split("  ")[-1].strip()
