@@ -146,7 +146,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    fresh_trace("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     # which workflow, before the world is read and the warnings of every workflow printed:
     # `run workflows/ --focus …` said some thirty warnings, then to name the workflow
@@ -224,7 +224,7 @@ def resume_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    fresh_trace("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     facts = args.facts
     if facts == "-":

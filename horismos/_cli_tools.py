@@ -411,7 +411,7 @@ def _taken(world: World, approval: str, agent: Agent) -> bool:
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    fresh_trace("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     payload = _json_args(args.args)
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")

@@ -143,3 +143,13 @@ def test_wake_in_the_same_second_as_an_earlier_pass_keeps_that_pass_s_trace(
     (new,) = set(traces.iterdir()) - set(earlier)
     assert new.name.startswith(f"wake-{sid}-") and new.name.endswith("-2.jsonl")
     assert json.loads(new.read_text().splitlines()[0])["type"] == "header"
+
+
+def test_trace_and_out_naming_one_file_is_refused_before_the_run(tmp_path: Path) -> None:
+    """``--trace run.nq --out run.nq``: the world written after the run replaced the trace,
+    and the record of the run was gone as it ended (replay: "not a trace")."""
+    ran = horismos(tmp_path, "run", *TRIAGE, *WORLD, *TOOLS, "--focus", ":patient42",
+                   "--trace", "run.nq", "--out", "./run.nq")
+    assert ran.returncode == 2 and ran.stdout == "", ran.stdout + ran.stderr
+    assert "--trace run.nq and --out ./run.nq name the same file" in ran.stderr
+    assert not (tmp_path / "run.nq").exists()
