@@ -16,6 +16,7 @@ try:
     from ._definitions import Definitions, load_definitions
     from ._digest import Digest
     from ._discovery import Discovery
+    from ._environment import Environment
     from ._errors import (
         AmbiguousName,
         ArgumentTypeError,
@@ -53,11 +54,24 @@ try:
         UsageError,
     )
     from ._hydrate import Hydrated
-    from ._model import Adapter
+    from ._instances import InstanceSummary
+    from ._intents import Intent
+    from ._model import (
+        Adapter,
+        Arg,
+        Assertion,
+        Command,
+        Effect,
+        Header,
+        McpServer,
+        Step,
+        Tool,
+        Workflow,
+    )
     from ._queue import submit, wait_for_instances
     from ._records import InstanceRun, Run, StepRecord
     from ._replay import ReplayReport, replay
-    from ._stores import Conflict, StoreError
+    from ._stores import Change, Conflict, StoreError
     from ._surfaces import Catalog
     from ._trace import Trace, iter_trace, read_trace
     from ._vocab import HORIS
@@ -76,24 +90,34 @@ __all__ = [
     "Adapter",
     "Agent",
     "AmbiguousName",
+    "Arg",
     "ArgumentTypeError",
+    "Assertion",
     "AuthoringError",
     "BrokerError",
     "CallInFlight",
     "CallResult",
     "Catalog",
+    "Change",
+    "Command",
     "Conflict",
     "Definitions",
     "Digest",
     "Discovery",
     "Divergence",
+    "Effect",
+    "Environment",
     "GateRejected",
+    "Header",
     "HorismosError",
     "Hydrated",
     "InstanceFailed",
     "InstanceRun",
+    "InstanceSummary",
+    "Intent",
     "LeaseLost",
     "LowDisk",
+    "McpServer",
     "NotSent",
     "OutcomeUnknown",
     "OutputQuotaExceeded",
@@ -110,9 +134,11 @@ __all__ = [
     "ScopeRefused",
     "ShaclMessage",
     "ShapesBrokenAlready",
+    "Step",
     "StepBudgetExceeded",
     "StepRecord",
     "StoreError",
+    "Tool",
     "ToolEntry",
     "ToolError",
     "ToolTimeout",
@@ -123,6 +149,7 @@ __all__ = [
     "Unreachable",
     "UnreadableAnswer",
     "UsageError",
+    "Workflow",
     "World",
     "__version__",
     "check_inventory",

@@ -290,7 +290,8 @@ class Agent:
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
         again: bool = True,
     ) -> Run:
-        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (tests).
+        """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (a test's
+        :class:`~horismos.Environment` subclass).
         ``on_step`` and ``on_instance`` are plain functions, called as the run goes."""
         world = given_world(world)
         _plain_callback("on_step", on_step)

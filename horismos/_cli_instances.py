@@ -15,6 +15,7 @@ from typing import Any
 from rdflib import URIRef
 
 from ._agent import Agent
+from ._claims import live_claims
 from ._cli_common import (
     EXIT,
     EXIT_USAGE,
@@ -36,8 +37,9 @@ from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
 from ._errors import ToolError, Unreachable, UsageError
-from ._instances import STATUSES, InstanceRow, due_waits, list_instances
+from ._instances import STATUSES, InstanceSummary, due_waits
 from ._policy import SERVED_PREFIX, allowed
+from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE
 from ._terms import PREFIXED_LOCAL, split_iri
 from ._trace import Trace, drop_if_empty, own_file
@@ -107,11 +109,13 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     """:func:`cmd_instances` on the world opened."""
     # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
     exists = functools.partial(holds_subject, world)
-    rows = list_instances(world.store, args.status)
+    rows = world.instances(args.status)
     name: Callable[[Any], str] = functools.cache(
         (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
     )
     shared = world.store.shared
+    live = _live(world, rows)
+    cleared = reconciliations(world.store)  # the few there are, read once
     if args.format == "json":
         print(
             json.dumps(
@@ -123,8 +127,8 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "status": r.status,
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
-                        "why": r.why if r.live is None else _running_why(r, shared, name),
-                        "live": r.live,
+                        "why": _why(r, live, shared, name),
+                        "live": live.get(r.instance),
                         "reconciled": [
                             {
                                 "at": c.at,
@@ -134,7 +138,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                                 "call_started": c.started or None,
                                 "args": json.loads(c.args),
                             }
-                            for c in r.reconciled
+                            for c in cleared.get(r.instance, ())
                         ],
                     }
                     for r in rows
@@ -152,10 +156,10 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             short_id(r.instance),
             name(r.workflow),
             name(r.focus),
-            "interrupted" if r.live is False else r.status,
+            "interrupted" if live.get(r.instance) is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
-            _short(_cleared(r), r.why if r.live is None else _running_why(r, shared, name)),
+            _short(_cleared(cleared.get(r.instance, [])), _why(r, live, shared, name)),
         )
         for r in rows
     ]
@@ -165,11 +169,34 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     return 0
 
 
-def _running_why(row: InstanceRow, shared: bool, name: Callable[[Any], str]) -> str:
+def _live(world: World, rows: list[InstanceSummary]) -> dict[URIRef, bool]:
+    """Of the running instances listed, whether a process drives each now. On a shared world
+    (``sparql:``) every process drives an instance under its focus's claim and a live lease
+    (:func:`~._claims.live_claims`); any other store opens in one process at a time, so while
+    this command has it open no other drives anything in it: a running instance there is one
+    whose process stopped mid-step. Read here, not in :meth:`World.instances`: the world's
+    listing is its state, this is who holds it, once, for the running rows only."""
+    running = [r for r in rows if r.status == "running"]
+    if not running:
+        return {}
+    claimed = live_claims(world.store) if world.store.shared else {}
+    return {r.instance: (r.workflow, r.focus) in claimed for r in running}
+
+
+def _why(
+    row: InstanceSummary, live: dict[URIRef, bool], shared: bool, name: Callable[[Any], str]
+) -> str | None:
+    """The row's why: a failed or blocked instance's own, a running one's who drives it."""
+    if row.instance not in live:
+        return row.why
+    return _running_why(row, live[row.instance], shared, name)
+
+
+def _running_why(row: InstanceSummary, live: bool, shared: bool, name: Callable[[Any], str]) -> str:
     """What a running instance's row says of who drives it, and for one nobody drives, how to
     go on with it: both read ``running`` before, a live run's and one a killed process left
     alike, and only the second needs an operator."""
-    if row.live:
+    if live:
         return "a process with a live lease is running it now"
     if shared:  # a focus's claim is taken under a single-focus run, or by run --all's workers
         return (
@@ -182,14 +209,14 @@ def _running_why(row: InstanceRow, shared: bool, name: Callable[[Any], str]) -> 
     )
 
 
-def _cleared(row: InstanceRow) -> str:
-    """What the row says first of the calls in doubt its instance left that a person has
+def _cleared(records: list[Reconciled]) -> str:
+    """What a row says first of the calls in doubt its instance left that a person has
     cleared since: the latest, by whom, when, on what finding (its error still says to clear
     it, as it did when written), or nothing."""
-    if not row.reconciled:
+    if not records:
         return ""
-    more = len(row.reconciled) - 1
-    return row.reconciled[-1].said() + (f" (and {more} before)" if more else "")
+    more = len(records) - 1
+    return records[-1].said() + (f" (and {more} before)" if more else "")
 
 
 def _short(*why: str | None) -> str:
@@ -200,7 +227,7 @@ def _short(*why: str | None) -> str:
     return text if len(text) <= _WHY_WIDTH else text[: _WHY_WIDTH - 1].rstrip() + "…"
 
 
-def _names_without_definitions(rows: list[InstanceRow]) -> Callable[[Any], str]:
+def _names_without_definitions(rows: list[InstanceSummary]) -> Callable[[Any], str]:
     """How ``instances`` names nodes when given no definitions, as it does with them in the
     usual case: ``:`` is the namespace the listed workflows share (the one their definitions
     bind it to, ``:Triage :patient44 :QueuePatient``), ``horis:`` is Horismos's, and any

@@ -11,14 +11,8 @@ from pathlib import Path
 from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
-from ._world import (
-    ENDS_INSIDE,
-    ENDS_INSIDE_FIX,
-    dot_missing,
-    dot_missing_before,
-    ended_inside,
-    unindexed,
-)
+from ._world import unindexed
+from ._world_syntax import syntax_problem
 
 __all__ = ["cmd_load", "load_arguments"]
 
@@ -75,15 +69,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         finally:
             unindexed(world.store)
         world.store.close()
-    except SyntaxError as e:
-        line, why = e.lineno, e.msg
-        last = ended_inside(path, e) if path is not None else None
-        if last is not None:  # the parser's line is the one past the end of the file
-            line, why = last, f"{ENDS_INSIDE} — {ENDS_INSIDE_FIX}"
-        before = dot_missing_before(path, e) if path is not None and last is None else None
-        if before is not None:  # the parser's line is the next statement's
-            line, why = before, f"a statement has no ' .' at its end — {dot_missing(before)}"
-        print(("\n" if bar else "") + f"horismos load: {path}:{line}: {why}", file=sys.stderr)
+    except SyntaxError as e:  # said as every command that reads world data says it
+        said = str(syntax_problem(path, e)) if path is not None else e.msg
+        print(("\n" if bar else "") + f"horismos load: {said}", file=sys.stderr)
         return 1
     except AuthoringError as e:  # a file missing or unreadable: listed as every command does
         print(

@@ -23,7 +23,7 @@ from ._contract import (
 )
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
-from ._gate import shape_problems
+from ._gate import pattern_problems, shape_problems
 from ._model_keys import unkeyed_models
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
@@ -154,7 +154,10 @@ def _found_beyond(e: AuthoringError) -> list[Problem]:
         return []
     wrong = {p.node for p in e.problems if p.severity == "error"}
     said = {(p.file, p.line) for p in e.problems}
-    return [p for p in _after_load(defs) if p.node not in wrong and (p.file, p.line) not in said]
+    found = [p for p in _after_load(defs) if p.node not in wrong and (p.file, p.line) not in said]
+    said |= {(p.file, p.line) for p in found}
+    # an expression is judged on its own: a shape's other slip says nothing of it
+    return found + [p for p in pattern_problems(defs) if (p.file, p.line) not in said]
 
 
 def _after_load(defs: Definitions, connected: Iterable[Problem] = ()) -> list[Problem]:

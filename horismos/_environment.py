@@ -26,6 +26,10 @@ class Environment:
 
     Every value handed out is noted until the runner takes it (:meth:`handed`) into the trace
     event it belongs to, so replay can hand the same values back in the same order.
+
+    ``agent.arun(..., env=...)`` takes one: a test subclasses it and overrides :meth:`now`
+    and :meth:`new_id` for a fixed clock and ids (calling :meth:`note` with the value, as
+    they do, so the trace records it). The other methods are the runner's, called by it.
     """
 
     def __init__(self) -> None:
@@ -33,6 +37,8 @@ class Environment:
         self._said: tuple[dt.datetime, str] | None = None  # the last time now() handed out
 
     def now(self) -> dt.datetime:
+        """The time now, in UTC: every stamp a step writes, and what a wait's timeout is
+        judged against."""
         value = dt.datetime.now(dt.UTC)
         self._said = (value, self.note("clock", value.isoformat()))
         return value

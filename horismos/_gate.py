@@ -55,7 +55,7 @@ if (
 ):  # pyshacl itself is imported when the gate is first built: not by `import horismos`
     from pyshacl.shapes_graph import ShapesGraph
 
-__all__ = ["Gate", "Verdict", "shape_problems"]
+__all__ = ["Gate", "Verdict", "pattern_problems", "shape_problems"]
 
 
 _log = logging.getLogger("horismos.gate")
@@ -653,6 +653,17 @@ def _fix(why: str) -> str:
             "its IRIs in full"
         )
     return "write the constraint as SHACL defines it (https://www.w3.org/TR/shacl/)"
+
+
+def pattern_problems(defs: Definitions) -> list[Problem]:
+    """Each ``sh:pattern`` that is no regular expression, judged without pyshacl: said
+    beside a slip that stops the shapes loading (a ``sh:minCount "1"``), not only once that
+    slip is mended."""
+    return [
+        problem
+        for node in dict.fromkeys(defs.graph.subjects(SH.pattern, None))
+        if (problem := _bad_pattern(defs, node)) is not None
+    ]
 
 
 def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:

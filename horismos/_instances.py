@@ -13,63 +13,54 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._claims import live_claims
-from ._definitions import Definitions
 from ._model import WaitStep
 from ._preconditions import Precondition
-from ._reconciled import Reconciled, reconciliations
+from ._records import Status
 from ._stores import Store
+from ._stores.base import INSTANCES
 from ._vocab import NS, PROV
-from ._world import INSTANCES
 
-__all__ = ["InstanceRow", "due_waits", "list_instances"]
+if TYPE_CHECKING:  # only named: the definitions reach the world, which lists instances here
+    from ._definitions import Definitions
 
-STATUSES = ("running", "waiting", "blocked", "failed", "completed")
+__all__ = ["STATUSES", "InstanceSummary", "due_waits", "list_instances"]
+
+STATUSES: tuple[Status, ...] = ("running", "waiting", "blocked", "failed", "completed")
 
 
 @dataclass(frozen=True)
-class InstanceRow:
-    """One instance as ``horismos instances`` lists it; ``since`` is when it was blocked
+class InstanceSummary:
+    """One instance a world holds, as ``world.instances()`` gives it and ``horismos
+    instances`` lists it: its IRI (what :meth:`~horismos.Agent.resume` and
+    :meth:`~horismos.Agent.approve` take), its workflow, its focus node, its status, the step
+    it is at (``current``; None once it ended), and ``since``: when it was blocked
     (``horis:blockedAt``) or failed (``horis:failedAt``), or else its last recorded activity
-    (a step's end, a wait's start, an answer), ``None`` when it has none. ``why`` is what
-    stopped a failed instance (its ``horis:error``) or blocks a blocked one (the pattern,
-    ``horis:blockedBy``): an operator listing what went wrong read only "failed" and had to
-    find the run's output or trace.
-    ``live``, for a running instance only: whether a process drives it now (``False``: the
-    process that ran it is gone, it stopped mid-step; see :func:`list_instances`)."""
+    (a step's end, a wait's start, an answer), as ISO 8601 text in UTC; None when it has
+    none. ``why``: what stopped a failed instance (its ``horis:error``) or blocks a blocked
+    one (the pattern, ``horis:blockedBy``), else None: an operator listing what went wrong
+    read only "failed" and had to find the run's output or its trace."""
 
     instance: URIRef
     workflow: URIRef
     focus: URIRef
-    status: str
+    status: Status
     current: URIRef | None
     since: str | None
     why: str | None = None
-    live: bool | None = None
-    reconciled: tuple[Reconciled, ...] = ()
-    """The calls in doubt this instance left that a person has cleared since (who, when, what
-    they found: :mod:`._reconciled`), oldest first."""
 
 
-def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]:
+def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
     """The world's instances, oldest activity first; only those with ``status`` when given.
 
     With ``status``, only those instances are read, and only their activities' times (in the
     union of the graphs, from the instances: a ``GRAPH ?g`` read every graph's activities).
     The status is written into the query: rdflib plans a query before its bindings are known,
-    and with one bound it started from every instance the world ever ran.
-
-    Whether a running instance is driven now is asked of the store's claims on a shared
-    world (``sparql:``), where every process drives an instance under its focus's claim and a
-    live lease (:func:`~._claims.live_claims`). Any other store opens in one process at a
-    time, so while this one has it open no other drives anything in it: a running instance
-    there is one whose process stopped mid-step (unless this very process drives it, a
-    Python caller listing from another thread of its own run)."""
+    and with one bound it started from every instance the world ever ran."""
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
@@ -87,7 +78,7 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
     # failing step began: later than any activity of its own
     since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     if status is not None and all(r["i"] in since for r in rows):
-        return _rows(store, rows, status, since)  # none, or each stopped since a stored time
+        return _rows(rows, status, since)  # none, or each stopped since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .
@@ -98,27 +89,20 @@ def list_instances(store: Store, status: str | None = None) -> list[InstanceRow]
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
-    return _rows(store, rows, status, since)
+    return _rows(rows, status, since)
 
 
 def _rows(
-    store: Store, rows: list[dict[str, Node]], status: str | None, since: dict[URIRef, str]
-) -> list[InstanceRow]:
+    rows: list[dict[str, Node]], status: Status | None, since: dict[URIRef, str]
+) -> list[InstanceSummary]:
     """The rows read, oldest activity first."""
     out = []
-    live: dict[tuple[URIRef, URIRef], str] | None = None  # read once, if any row runs
-    cleared = reconciliations(store)  # the few there are, read once
     for r in rows:
-        name = status or str(r["status"]).removeprefix(NS).lower()
+        name = status or cast(Status, str(r["status"]).removeprefix(NS).lower())
         current = r.get("current")
         why = r.get("error") or r.get("by")
-        driven = None
-        if name == "running":
-            if live is None:
-                live = live_claims(store) if store.shared else {}
-            driven = (r["workflow"], r["focus"]) in live
         out.append(
-            InstanceRow(
+            InstanceSummary(
                 r["i"],  # type: ignore[arg-type]
                 r["workflow"],  # type: ignore[arg-type]
                 r["focus"],  # type: ignore[arg-type]
@@ -126,8 +110,6 @@ def _rows(
                 current if isinstance(current, URIRef) else None,
                 since.get(cast(URIRef, r["i"])),
                 str(why) if why is not None else None,
-                driven,
-                tuple(cleared.get(cast(URIRef, r["i"]), ())),
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

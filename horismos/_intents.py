@@ -179,7 +179,8 @@ def calling(node: URIRef) -> Quad:
 
 @dataclass(frozen=True)
 class Intent:
-    """A call announced for ``step`` of an instance, as stored."""
+    """A call announced for ``step`` of an instance, as stored: what
+    :meth:`Catalog.reconcile` clears once a person has checked whether the call acted."""
 
     instance: URIRef
     step: URIRef

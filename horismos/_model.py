@@ -136,6 +136,7 @@ class Tool:
     """The ``horis:CommandBinding`` a ``cmd:NAME`` binding names."""
 
     def arg(self, name: str) -> Arg | None:
+        """The argument ``name`` the tool takes; None when it takes none of that name."""
         return next((a for a in self.args if a.name == name), None)
 
     @property

@@ -14,43 +14,40 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
-from rdflib import BNode, Dataset, URIRef
+from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 
 from ._bindings.reach import Hosts
 from ._digest import Digest
-from ._errors import AuthoringError, Problem, UsageError
+from ._errors import AuthoringError, UsageError
 from ._hydrate import Hydrated, hydrate
+from ._instances import STATUSES, InstanceSummary, list_instances
 from ._model import Adapter
+from ._records import Status
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import DEFAULT_STORE, RUNTIME, Change, Store, open_store
 from ._stores.base import INSTANCES, StoreError
 from ._stores.ox_terms import parse_nquads
 from ._stores.skolem import skolemise
-from ._turtle_syntax import written
 from ._unreadable import each_opens, load_failed
+from ._world_data import data_quads
+from ._world_syntax import syntax_problem
 from ._world_view import view_of
 
 if TYPE_CHECKING:
     from ._trace import Trace
 
 __all__ = [
-    "ENDS_INSIDE",
-    "ENDS_INSIDE_FIX",
     "INDEXED_EVERY_INSTANCE",
     "INSTANCES",
     "SHORT_IDS",
     "Place",
     "World",
-    "dot_missing",
-    "dot_missing_before",
-    "ended_inside",
     "given_world",
     "holds_subject",
     "indexes_every_instance",
     "states",
-    "syntax_problem",
     "traced_digest",
     "unindexed",
 ]
@@ -137,6 +134,22 @@ class World:
             except SyntaxError as e:
                 raise AuthoringError([syntax_problem(path, e)]) from None
 
+    def load_data(
+        self, data: str | bytes | Graph, format: str | None = None, *, base: str | None = None
+    ) -> None:
+        """Add the facts of ``data`` given in memory — an event's, say: RDF text in
+        ``format`` (``"turtle"``, the default, ``"nt"``, ``"nquads"``, ``"trig"``, ``"n3"``
+        or ``"json-ld"``; relative IRIs against ``base``), or an rdflib ``Graph`` (a
+        ``Dataset``'s named graphs kept). Read by the parser files are read by, blank nodes
+        named after the data's content as a file's are (:meth:`load`), and landed in one
+        commit: text that does not parse raises AuthoringError at its line, and data stating
+        runtime state (a ``horis:`` term, a ``urn:horismos:`` node: an instance, an approval)
+        raises UsageError — in either case nothing of it lands. Held in memory whole: a large
+        world is loaded from its files (:meth:`load`, ``horismos load``)."""
+        quads = data_quads(data, format, base)
+        if quads:
+            self.commit(Change(add=quads))
+
     def hydrate(
         self,
         adapter: Adapter,
@@ -157,12 +170,23 @@ class World:
         hosts = Hosts(tuple(allow_hosts)) if allow_hosts else None
         return hydrate(self.store, self.commit, adapter, list(ids), list(search), hosts)
 
+    def instances(self, status: Status | None = None) -> list[InstanceSummary]:
+        """The workflow instances the world holds, oldest activity first, as ``horismos
+        instances`` lists them (one reading, shared): each one's IRI, workflow, focus,
+        status, current step and since when; with ``status`` (``"running"``, ``"waiting"``,
+        ``"blocked"``, ``"failed"``, ``"completed"``) only those, and only theirs read. A
+        status of another name is a UsageError listing them."""
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: use one of {', '.join(STATUSES)}")
+        return list_instances(self.store, status)
+
     @property
     def graph(self) -> Dataset:
         """An rdflib view of everything the world holds (facts, effect graphs, instances):
         each look-up asks the store for what it names, and sees every commit; its default
         graph is the union of the world's graphs, ``.graph(name)`` one of them. Read-only:
-        a write raises UsageError (facts land through :meth:`load`, a step or a tool call).
+        a write raises UsageError (facts land through :meth:`load`, :meth:`load_data`, a step or
+        a tool call).
         On a ``sparql:`` store it is a copy, fetched whole."""
         return view_of(self.store)
 
@@ -292,87 +316,3 @@ def indexes_every_instance(store: Store) -> bool:
     """Whether ``store`` says its short-id index holds every instance it holds."""
     s, p, _, g = INDEXED_EVERY_INSTANCE
     return bool(store.select(f"SELECT ?o WHERE {{ GRAPH <{g}> {{ <{s}> <{p}> ?o }} }}", {}, {}))
-
-
-ENDS_INSIDE = "the file ends inside a statement"
-ENDS_INSIDE_FIX = "end it with ' .', and close every string, '[' and '(' it opens"
-
-
-def ended_inside(path: Path, e: SyntaxError) -> int | None:
-    """The line of the statement ``path`` ends inside (a last ``.`` missing) when that is
-    what the parser refused it for (it names the line after the end of the file), else None."""
-    return _last_written_line(path) if e.msg.endswith("Unexpected end") else None
-
-
-def dot_missing_before(path: Path, e: SyntaxError) -> int | None:
-    """The line of the statement before the one the parser refused for a missing dot, when
-    only blanks come before the token it stopped at: ``:p42 :acuity :urgent`` written without
-    its ``.``, the parser reads the next subject on and names that line, so "fix the syntax
-    at that line" sent the reader to a line with nothing wrong. Else None."""
-    if not e.msg.endswith("A dot is expected at the end of statements"):
-        return None
-    if not e.lineno or not e.offset:
-        return None
-    last = None
-    try:
-        with open(path, "rb") as f:
-            for number, line in enumerate(f, 1):
-                if number == e.lineno:
-                    before = line.decode("utf-8", "replace")[: e.offset - 1]
-                    return last if not before.strip() else None
-                if written(line):
-                    last = number
-    except OSError:
-        return None
-    return None
-
-
-def dot_missing(line: int) -> str:
-    """What to change for :func:`dot_missing_before`'s ``line``."""
-    return f"end the statement on line {line} with ' .'"
-
-
-def syntax_problem(path: Path, e: SyntaxError) -> Problem:
-    """The parser's refusal of the RDF file ``path``, at its line, with what to change."""
-    last = ended_inside(path, e)
-    if last is not None:
-        return Problem(
-            "error",
-            f"cannot read world data: {ENDS_INSIDE}",
-            file=str(path),
-            line=last,
-            hint=ENDS_INSIDE_FIX,
-        )
-    before = dot_missing_before(path, e)
-    if before is not None:
-        return Problem(
-            "error",
-            f"cannot read world data: a statement has no ' .' at its end (the parser read on "
-            f"to line {e.lineno})",
-            file=str(path),
-            line=before,
-            hint=dot_missing(before),
-        )
-    return Problem(
-        "error",
-        f"cannot read world data: {e.msg}",
-        file=str(path),
-        line=e.lineno,
-        hint="fix the syntax at that line",
-    )
-
-
-def _last_written_line(path: Path) -> int | None:
-    """The number of ``path``'s last line that holds more than blanks or a comment
-    (:func:`~._turtle_syntax.written`): where a statement the file ends inside was written (the
-    parser says the line after the end). One pass over the file, read a line at a time (a
-    world file may be large), on a load that failed."""
-    last = None
-    try:
-        with open(path, "rb") as f:
-            for number, line in enumerate(f, 1):
-                if written(line):
-                    last = number
-    except OSError:
-        return None
-    return last

@@ -5,8 +5,8 @@ triples on Oxigraph, and the memory of an rdflib graph besides the store's), so 
 (``(s, p, o) in world.graph``) cost the whole world; and a write to the copy was lost
 without a word, or, on the ``memory`` store, landed past the digest and the trace. A view
 asks the store for what a pattern names (:meth:`~._stores.base.Store.match`), sees every
-commit as it lands, and refuses writes: facts land through the world (``World.load``, a
-step, a tool call), gated, digested and traced.
+commit as it lands, and refuses writes: facts land through the world (``World.load``,
+``World.load_data``, a step, a tool call), checked, digested and traced.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ __all__ = ["view_of"]
 
 _READ_ONLY = (
     "world.graph is a read-only view of the world's store: facts land through the world — "
-    "world.load(FILE), a workflow's step or a tool call — so that they are gated, digested "
-    "and traced"
+    "world.load(FILE), world.load_data(TEXT_OR_GRAPH), a workflow's step or a tool call — so "
+    "that they are checked, digested and traced"
 )
 
 

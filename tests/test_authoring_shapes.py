@@ -704,3 +704,23 @@ def test_a_member_of_the_wrong_kind_for_its_property_is_said_once(tmp_path: Path
     assert len(found) == 1, "\n".join(map(str, found))
     assert found[0].message.startswith('sh:in lists "yes", but :onDuty has rdfs:range')
     assert found[0].line == line, found[0]
+
+
+def test_an_invalid_pattern_is_said_beside_a_slip_that_stops_the_shapes_loading(
+        tmp_path: Path) -> None:
+    # A sh:maxCount "one" stopped the load, and the broken expression beside it was said only
+    # once that was mended: a second round of validate for a mistake already written
+    text = ONTOLOGY.read_text(encoding="utf-8")
+    for old, new in (("sh:maxCount 1 ;", 'sh:maxCount "one" ;'),
+                     ('sh:pattern "^Q-[A-Z]+-[0-9]+$" ;', 'sh:pattern "^Q-([A-Z]+-[0-9]+$" ;')):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    ontology = tmp_path / ONTOLOGY.name
+    ontology.write_text(text, encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", str(TRIAGE[0]), ontology.name, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    said = p.stdout.splitlines()
+    assert said[-1] == "invalid: 2 errors", p.stdout
+    assert any('sh:maxCount "one" is not an integer' in line for line in said), p.stdout
+    assert any(f"{ontology.name}:" in line and 'sh:pattern "^Q-([A-Z]+-[0-9]+$" is no regular '
+               "expression" in line for line in said), p.stdout

@@ -871,14 +871,17 @@ def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path:
     fix = "the file ends inside a statement — end it with ' .', and close every string, '[' and "
     load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
     assert (load.returncode, load.stderr) == (
-        1, f"horismos load: w.ttl:3: {fix}'(' it opens\n"), load.stderr
+        1, f"horismos load: w.ttl:3: error: cannot read world data: {fix}'(' it opens\n"
+    ), load.stderr
     digest = horismos("digest", "w.ttl", "--store", "memory", cwd=tmp_path)
     assert digest.returncode == 2 and f"w.ttl:3: error: cannot read world data: {fix}" in (
         digest.stderr), digest.stderr
     # a comment after it is no statement: still said at the statement
     (tmp_path / "c.ttl").write_text("@prefix : <http://x/> .\n:d :e :f\n\n# the end\n")
     load = horismos("load", "c.ttl", "--store", "oxigraph:st2", cwd=tmp_path)
-    assert load.stderr.startswith("horismos load: c.ttl:2: the file ends inside"), load.stderr
+    assert load.stderr.startswith(
+        "horismos load: c.ttl:2: error: cannot read world data: the file ends inside"
+    ), load.stderr
 
 
 @pytest.mark.parametrize(("command", "code"), [
@@ -1620,3 +1623,27 @@ def test_ctrl_c_during_a_runs_tool_stops_the_run_not_once_the_tool_returns(
     again = horismos(*run, cwd=tmp_path)
     assert again.returncode == 1 and "is not called again" in again.stdout, again.stdout
     assert (tmp_path / "calls.log").read_text().split() == ["http://example.org/guests#g1"]
+
+
+@pytest.mark.parametrize(("written", "what", "fix"), [
+    (':a :p "unclosed .', "a string opened at line 2, column 7, is never closed",
+     'close it with " on line 2 (a text of several lines is written between """ and """)'),
+    (":a :p 'unclosed .", "a string opened at line 2, column 7, is never closed",
+     "close it with ' on line 2"),
+    (":a :p <http://example.org/unclosed .", "an IRI opened at line 2, column 7, is never "
+     "closed", "close it with '>' on line 2"),
+])
+def test_world_data_with_a_string_left_open_is_said_at_its_quote_with_the_fix(
+        tmp_path: Path, written: str, what: str, fix: str) -> None:
+    """The parser read on to the end of the file and said "Parser error between line 2
+    column 7 and line 20003 column 1: Unexpected end of file — fix the syntax at that line":
+    the line was right, nothing said what was wrong with it. Said as the quote it is, by
+    `load` and by every command that reads world data."""
+    rows = "".join(f":s{i} :p {i} .\n" for i in range(20000))
+    (tmp_path / "w.ttl").write_text(f"@prefix : <http://x/> .\n{written}\n{rows}")
+    said = f"w.ttl:2: error: cannot read world data: {what} (the parser read on to the end of "
+    load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
+    assert load.returncode == 1 and load.stderr.startswith(f"horismos load: {said}"), load.stderr
+    assert fix in load.stderr, load.stderr
+    run = horismos("run", *TRIAGE, "--world", "w.ttl", "--all", cwd=tmp_path)
+    assert run.returncode == 2 and said in run.stderr and fix in run.stderr, run.stderr

@@ -460,10 +460,10 @@ def test_instances_of_workflows_in_several_namespaces_name_each_namespace() -> N
     from rdflib import URIRef
 
     from horismos._cli_instances import _names_without_definitions
-    from horismos._instances import InstanceRow
+    from horismos._instances import InstanceSummary
 
     ehr, lab = "http://example.org/ehr#", "http://example.org/lab#"
-    rows = [InstanceRow(URIRef("urn:horismos:instance:1"), URIRef(ns + wf), URIRef(ns + "x"),
+    rows = [InstanceSummary(URIRef("urn:horismos:instance:1"), URIRef(ns + wf), URIRef(ns + "x"),
                         "completed", None, None) for ns, wf in ((ehr, "Triage"), (lab, "Review"))]
     name = _names_without_definitions(rows)
     assert [name(URIRef(ehr + "patient44")), name(URIRef(lab + "k1"))] == ["ehr:patient44",

@@ -40,6 +40,7 @@ from .._model import Tool
 from .._outcomes import message_of
 from .base import Binding
 from .limits import check_result
+from .python_values import as_recorded
 from .reach import Reach
 
 __all__ = ["PythonBinding", "import_raised", "signature_problems", "static_problem"]
@@ -267,6 +268,7 @@ class PythonBinding(Binding):
                 raise _stopped(e) from None
             raise
         _attempt.answered()
+        result = as_recorded(result)  # as the trace records it: the same on replay
         if self.tool is not None:
             check_result(self.tool, result, self._where)
         return result
@@ -296,6 +298,7 @@ class PythonBinding(Binding):
         if late is not None:
             raise late
         _attempt.answered()
+        result = as_recorded(result)
         check_result(tool, result, self._where)
         return result
 
