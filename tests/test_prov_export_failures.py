@@ -77,6 +77,9 @@ def test_a_failed_step_ends_when_its_tool_gave_up_not_when_it_began(tmp_path: Pa
     assert (g.value(failed, HORIS.step), g.value(failed, HORIS.error)) != (None, None)
     took = when(g, failed, PROV.endedAtTime) - when(g, failed, PROV.startedAtTime)
     assert dt.timedelta(seconds=0.3) <= took < dt.timedelta(seconds=30), took
+    # the run (its failed instance storing since when, horis:failedAt) replays as it ran
+    replayed = horismos(tmp_path, "replay", "run.jsonl", *TRIAGE)
+    assert replayed.returncode == 0 and replayed.stdout.startswith("same"), replayed.stdout
     # a completed step's end is still the time its effects landed at, as recorded
     done = [a for a in g.subjects(RDFS.label, Literal("QueuePatient: completed"))]
     assert done and all(
