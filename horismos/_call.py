@@ -13,6 +13,7 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -78,6 +79,7 @@ from ._policy import (
     server_of,
 )
 from ._prechecks import refuse_unmet
+from ._reconciled import VERDICTS, operator_name, reconciliation
 from ._records import StepRecord
 from ._renamed_tools import as_former, former_names, recorded_bindings, renamed_message
 from ._step_records import n3
@@ -694,10 +696,26 @@ def _check_in_doubt(
             raise _Refused("refused", "outcome_unknown", said)
 
 
-async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World) -> Intent | None:
+async def reconcile_call(
+    catalog: ToolIndex,
+    tool: Tool,
+    args: Any,
+    world: World,
+    *,
+    operator: str | None = None,
+    verdict: str | None = None,
+) -> Intent | None:
     """Clear the intent a call of ``tool`` with ``args`` left in doubt: an operator has
     checked whether it acted. The intent cleared, or None when there was none. On a shared
-    world the call's key is claimed first, so a call in flight elsewhere is not cleared."""
+    world the call's key is claimed first, so a call in flight elsewhere is not cleared.
+    The same commit records who cleared it (``operator``, else the OS user), when, and
+    ``verdict`` (:mod:`._reconciled`): clearing it left no trace of either."""
+    if verdict is not None and verdict not in VERDICTS:
+        raise UsageError(
+            f"verdict {verdict!r}: give one of {', '.join(VERDICTS)} (what you found the call "
+            "in doubt did: it took effect, or it did not)"
+        )
+    who = operator_name(operator)
     defs = catalog.definitions
     nodes, _, problems = check_arguments(tool, defs, args, world)
     if problems:
@@ -742,7 +760,12 @@ async def reconcile_call(catalog: ToolIndex, tool: Tool, args: Any, world: World
         if stale is None and by is None:  # held under a name the tool had: say which
             _held_under_former_name(tool, defs, key, world)
         if stale is not None:
-            (worker.world if worker is not None else world).commit(Change(remove=list(stale.quads)))
+            record = reconciliation(
+                stale, node, tool.iri, operator=who, verdict=verdict, at=dt.datetime.now(dt.UTC)
+            )
+            (worker.world if worker is not None else world).commit(
+                Change(add=record, remove=list(stale.quads), fresh=(cast(URIRef, record[0][3]),))
+            )
         return stale
     finally:
         if worker is not None:

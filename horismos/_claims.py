@@ -99,6 +99,7 @@ __all__ = [
     "evict_expired",
     "keep_subject",
     "lease_from_env",
+    "live_claims",
 ]
 
 _LEASES = (0.1, 31_536_000.0)
@@ -166,6 +167,28 @@ def evict_expired(store: Store) -> None:
     """Drop the ``c:alive`` of every worker whose lease has run out (by the store's clock): what
     it held (claims, a lend of world data: :mod:`~horismos._lends`) is then another's to take."""
     store.update(_EVICT, runtime_only=True)
+
+
+def live_claims(store: Store) -> dict[tuple[URIRef, URIRef], str]:
+    """The (workflow, focus) claims a live process holds now, each with when its lease was last
+    renewed: an instance is being driven only under its focus's claim on a shared world, so a
+    running instance with none was left by a process that is gone (``horismos instances``).
+    A lease is live until it runs out by the store's clock, evicted or not: a process killed
+    a moment ago still reads as live until then, as it does to the workers that would take
+    its claims over. One read of the claims graph, which holds what is claimed now."""
+    rows = store.select(
+        f"""SELECT ?wf ?f ?renewed WHERE {{ GRAPH <{CLAIMS}> {{
+            ?claim c:workflow ?wf ; c:focus ?f ; c:worker ?w .
+            ?w c:alive true ; c:renewed ?renewed ; c:lease ?lease }}
+            FILTER(NOW() - ?renewed <= ?lease) }}""",
+        {},
+        {"c": C},
+    )
+    live: dict[tuple[URIRef, URIRef], str] = {}
+    for r in rows:
+        key = (cast(URIRef, r["wf"]), cast(URIRef, r["f"]))
+        live[key] = max(live.get(key, ""), str(r["renewed"]))
+    return live
 
 
 @dataclass(frozen=True)

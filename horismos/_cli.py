@@ -77,7 +77,9 @@ COMMANDS: list[Command] = [
     ),
     Command(
         "instances",
-        "list the world's workflow instances: id, workflow, focus, status, step, since when",
+        "list the world's workflow instances: id, workflow, focus, status, step, since when, "
+        "and why (a failed one's error, a blocked one's pattern, a running one no process "
+        "drives: interrupted)",
         instances_arguments,
         cmd_instances,
     ),

@@ -51,6 +51,7 @@ __all__ = [
     "WorldDataError",
     "counts",
     "cwd_importable",
+    "fresh_trace",
     "host_option",
     "load_tools",
     "load_world",
@@ -316,6 +317,35 @@ def writable(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {path}: not writable")
+
+
+def fresh_trace(option: str, path: str | None, out: str | None = None) -> None:
+    """Refuse a trace file that already holds something, before anything runs: a trace may be
+    the only record of the run that wrote it, and ``run --trace run.jsonl`` given again wrote
+    the new run over it without a word. ``--out`` writes a world over its file on purpose (a
+    resume goes on from the file it read); a derived page or export (``-o``, ``--html``) is
+    written again from its trace; a trace cannot be. An empty file (``mktemp``'s) is taken:
+    it records nothing. Folders of traces (``--traces``, ``--trace-dir``) never write over one
+    (:func:`horismos._trace.own_file`). ``out``: the command's ``--out``, which must be
+    another file: the world written after the run replaced the trace it had just written."""
+    writable(option, path)
+    if path is None:
+        return
+    if out is not None and Path(out).resolve() == Path(path).resolve():
+        raise UsageError(
+            f"{option} {path} and --out {out} name the same file: the world written after the "
+            "run would replace its trace; give each a file of its own"
+        )
+    try:
+        size = Path(path).stat().st_size
+    except OSError:  # not there: the first event makes it
+        return
+    if size:
+        raise UsageError(
+            f"{option} {path}: this file already exists ({size} bytes, the trace of an earlier "
+            "run?) and a trace is never written over; give a new file name, or move or "
+            "remove that file first"
+        )
 
 
 def _not_stdout(option: str, path: str, writes: str, give: str) -> None:

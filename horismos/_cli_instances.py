@@ -16,11 +16,13 @@ from rdflib import URIRef
 
 from ._agent import Agent
 from ._bindings.code_identity import code_said
+from ._claims import live_claims
 from ._cli_common import (
     EXIT,
     EXIT_USAGE,
     in_memory,
     load_world,
+    one_line,
     open_for_writing,
     output_folder,
     output_format,
@@ -34,13 +36,14 @@ from ._cli_common import (
 )
 from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
-from ._definitions import load_definitions
+from ._definitions import Definitions, load_definitions
 from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceSummary, due_waits
 from ._policy import SERVED_PREFIX, allowed
+from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE
 from ._terms import PREFIXED_LOCAL, split_iri
-from ._trace import Trace
+from ._trace import Trace, drop_if_empty, own_file
 from ._vocab import NS
 from ._world import World, holds_subject
 
@@ -88,15 +91,32 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
-    """List the world's instances: id, workflow, focus, status, current step, since when."""
+    """List the world's instances: id, workflow, focus, status, current step, since when, and
+    why (a failed one's error, a blocked one's pattern, a running one no process drives)."""
     defs = load_definitions(args.paths) if args.paths else None
     world = world_of(args)
+    try:
+        return _list(args, defs, world)
+    finally:  # let go: a command run in-process (tests, a caller) held the store open
+        world.close()
+
+
+_WHY_WIDTH = 240
+"""The longest ``why`` the table prints, cut with an ellipsis: a gate rejection's error names
+every message, and one row must stay one line (``--format json`` has the whole text)."""
+
+
+def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> int:
+    """:func:`cmd_instances` on the world opened."""
     # a focus is a node of the world: its CURIE is the one the world holds (as `run` prints it)
     exists = functools.partial(holds_subject, world)
     rows = world.instances(args.status)
     name: Callable[[Any], str] = functools.cache(
         (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
     )
+    shared = world.store.shared
+    live = _live(world, rows)
+    cleared = reconciliations(world.store)  # the few there are, read once
     if args.format == "json":
         print(
             json.dumps(
@@ -108,6 +128,19 @@ def cmd_instances(args: argparse.Namespace) -> int:
                         "status": r.status,
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
+                        "why": _why(r, live, shared, name),
+                        "live": live.get(r.instance),
+                        "reconciled": [
+                            {
+                                "at": c.at,
+                                "operator": c.operator,
+                                "verdict": c.verdict,
+                                "tool": str(c.tool),
+                                "call_started": c.started or None,
+                                "args": json.loads(c.args),
+                            }
+                            for c in cleared.get(r.instance, ())
+                        ],
                     }
                     for r in rows
                 ],
@@ -118,15 +151,16 @@ def cmd_instances(args: argparse.Namespace) -> int:
     if not rows:
         print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
         return 0
-    table = [("id", "workflow", "focus", "status", "step", "since")]
+    table = [("id", "workflow", "focus", "status", "step", "since", "why")]
     table += [
         (
             short_id(r.instance),
             name(r.workflow),
             name(r.focus),
-            r.status,
+            "interrupted" if live.get(r.instance) is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
+            _short(_cleared(cleared.get(r.instance, [])), _why(r, live, shared, name)),
         )
         for r in rows
     ]
@@ -134,6 +168,64 @@ def cmd_instances(args: argparse.Namespace) -> int:
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _live(world: World, rows: list[InstanceSummary]) -> dict[URIRef, bool]:
+    """Of the running instances listed, whether a process drives each now. On a shared world
+    (``sparql:``) every process drives an instance under its focus's claim and a live lease
+    (:func:`~._claims.live_claims`); any other store opens in one process at a time, so while
+    this command has it open no other drives anything in it: a running instance there is one
+    whose process stopped mid-step. Read here, not in :meth:`World.instances`: the world's
+    listing is its state, this is who holds it, once, for the running rows only."""
+    running = [r for r in rows if r.status == "running"]
+    if not running:
+        return {}
+    claimed = live_claims(world.store) if world.store.shared else {}
+    return {r.instance: (r.workflow, r.focus) in claimed for r in running}
+
+
+def _why(
+    row: InstanceSummary, live: dict[URIRef, bool], shared: bool, name: Callable[[Any], str]
+) -> str | None:
+    """The row's why: a failed or blocked instance's own, a running one's who drives it."""
+    if row.instance not in live:
+        return row.why
+    return _running_why(row, live[row.instance], shared, name)
+
+
+def _running_why(row: InstanceSummary, live: bool, shared: bool, name: Callable[[Any], str]) -> str:
+    """What a running instance's row says of who drives it, and for one nobody drives, how to
+    go on with it: both read ``running`` before, a live run's and one a killed process left
+    alike, and only the second needs an operator."""
+    if live:
+        return "a process with a live lease is running it now"
+    if shared:  # a focus's claim is taken under a single-focus run, or by run --all's workers
+        return (
+            "no live process holds its claim: it stopped mid-step; "
+            f"`horismos run … --focus {name(row.focus)}` continues it"
+        )
+    return (
+        "no process is running it (none other has this store open): it stopped mid-step; "
+        f"`horismos resume … --instance {short_id(row.instance)}` continues it"
+    )
+
+
+def _cleared(records: list[Reconciled]) -> str:
+    """What a row says first of the calls in doubt its instance left that a person has
+    cleared since: the latest, by whom, when, on what finding (its error still says to clear
+    it, as it did when written), or nothing."""
+    if not records:
+        return ""
+    more = len(records) - 1
+    return records[-1].said() + (f" (and {more} before)" if more else "")
+
+
+def _short(*why: str | None) -> str:
+    """The parts of ``why`` given, on one line, cut at :data:`_WHY_WIDTH`; ``-`` for none."""
+    text = one_line("; ".join(w for w in why if w))
+    if not text:
+        return "-"
+    return text if len(text) <= _WHY_WIDTH else text[: _WHY_WIDTH - 1].rstrip() + "…"
 
 
 def _names_without_definitions(rows: list[InstanceSummary]) -> Callable[[Any], str]:
@@ -266,9 +358,11 @@ def cmd_wake(args: argparse.Namespace) -> int:
     with written_back(world, agent.definitions, args.out, out_format):
         for iid in due:
             trace: Path | Trace = Trace(kept=False)  # without --traces: no digest asked
-            if traces is not None:
+            kept: Path | None = None
+            if traces is not None:  # a file of its own: a pass in the same second as the
+                # one before (cron every second, a rerun by hand) wrote over that one's trace
                 stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-                trace = traces / f"wake-{short_id(iid)}-{stamp}.jsonl"
+                trace = kept = own_file(traces, f"wake-{short_id(iid)}-{stamp}")
             try:
                 run = agent.resume(world, iid, None, trace=trace, on_step=view.step, allow=allow)
             except UsageError as e:  # another process drives it, or settled it since: the
@@ -290,6 +384,8 @@ def cmd_wake(args: argparse.Namespace) -> int:
                 print(f"{short_id(iid)}  blocked, not woken: {e}", file=sys.stderr)
                 ended.add("blocked")
                 continue
+            finally:  # refused before its header: no trace, as before own_file made one
+                drop_if_empty(kept)
             view.summary(run, table=False)
             ended.add(run.status)
     # a wait woken into another wait went on, as the timer meant: only these are news; an

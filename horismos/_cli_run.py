@@ -22,6 +22,7 @@ from rdflib.util import from_n3
 from ._agent import Agent
 from ._cli_common import (
     EXIT,
+    fresh_trace,
     in_memory,
     load_world,
     load_world_beside,
@@ -33,7 +34,6 @@ from ._cli_common import (
     reach_options,
     short_id,
     waiting_instance_arguments,
-    writable,
     written_back,
 )
 from ._cli_validate import run_warnings
@@ -99,7 +99,12 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
         "bindings (repeatable)",
     )
     reach_options(p)
-    p.add_argument("--trace", metavar="PATH", help=f"write the {what}'s trace (JSON Lines) here")
+    p.add_argument(
+        "--trace",
+        metavar="PATH",
+        help=f"write the {what}'s trace (JSON Lines) to this file, a new one: a file that "
+        "already holds something (an earlier trace) is refused, never written over",
+    )
     if what == "run":
         p.add_argument(
             "--trace-snapshot",
@@ -141,7 +146,7 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    writable("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     # which workflow, before the world is read and the warnings of every workflow printed:
     # `run workflows/ --focus …` said some thirty warnings, then to name the workflow
@@ -219,7 +224,7 @@ def resume_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    writable("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     facts = args.facts
     if facts == "-":

@@ -21,6 +21,7 @@ from ._bindings.mcp import servers_in_force
 from ._call import guarded_call
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
+    fresh_trace,
     in_memory,
     load_world,
     open_for_writing,
@@ -47,6 +48,7 @@ from ._policy import (
     implementation,
     server_of,
 )
+from ._reconciled import VERDICTS, operator_name
 from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
@@ -195,7 +197,12 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         "when the store is in memory (memory, oxigraph)",
     )
     call.add_argument("--out", metavar="F", help="write the world after the call (.trig, .nq)")
-    call.add_argument("--trace", metavar="PATH", help="write the call's trace (JSON Lines)")
+    call.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="write the call's trace (JSON Lines) to this file, a new one: a file that "
+        "already holds something (an earlier trace) is refused, never written over",
+    )
     call.add_argument(
         "--idempotency-key",
         metavar="KEY",
@@ -243,6 +250,19 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         reconcile,
         args_help="the arguments of the call in doubt (its subject is what counts), as a "
         "JSON object, or @FILE holding one",
+    )
+    reconcile.add_argument(
+        "--verdict",
+        choices=VERDICTS,
+        help="what you found when you checked with the system the tool acts on: the call in "
+        "doubt took effect (acted) or did not (not-acted); recorded with the clearing, for "
+        "whoever reviews it later",
+    )
+    reconcile.add_argument(
+        "--operator",
+        metavar="NAME",
+        help="who clears it, recorded with the clearing (default: the operating system's "
+        "user running this command)",
     )
     reconcile.add_argument(
         "--store",
@@ -392,7 +412,7 @@ def _taken(world: World, approval: str, agent: Agent) -> bool:
 def cmd_tools_call(args: argparse.Namespace) -> int:
     """Run one guarded call; print its receipt or its JSON envelope; exit by its status."""
     out_format = output_format(args.out) if args.out else None
-    writable("--trace", args.trace)
+    fresh_trace("--trace", args.trace, args.out)
     payload = _json_args(args.args)
     if len(args.approval) > 1:
         raise UsageError("give one --approval to a call: it approves one exact payload")
@@ -489,15 +509,19 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
                 "sparql:URL)"
             )
         tool = agent.catalog.tool_in_doubt(args.name, world)  # a former name's too
-        cleared = agent.catalog.reconcile(tool.iri, payload, world)
+        operator = operator_name(args.operator)
+        cleared = agent.catalog.reconcile(
+            tool.iri, payload, world, verdict=args.verdict, operator=operator
+        )
     finally:
         world.close()
+    recorded = {"operator": operator, "verdict": args.verdict}
     if args.format == "json":
         print(
             json.dumps(
                 {"cleared": cleared is not None}
                 | (
-                    {"started": cleared.started, "args": json.loads(cleared.args)}
+                    {"started": cleared.started, "args": json.loads(cleared.args), **recorded}
                     if cleared is not None
                     else {}
                 ),
@@ -505,9 +529,11 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
                 ensure_ascii=False,
             )
         )
-    elif cleared is None:
+        return 0 if cleared is not None else 1
+    if cleared is None:
         print(f"no call of {tool.name} with these arguments is in doubt; nothing changed")
-    elif not cleared.started:  # what a step's call held, its instance gone on without it
+        return 1
+    if not cleared.started:  # what a step's call held, its instance gone on without it
         print(
             f"cleared the hold workflow instance {agent.definitions.name(cleared.instance)} "
             f"left on calls of {tool.name} with these arguments: it may be called again"
@@ -517,7 +543,13 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
             f"cleared the call of {tool.name} in doubt (started {cleared.started}, arguments "
             f"{cleared.args}): it may be called again"
         )
-    return 0 if cleared is not None else 1
+    verdict = f"verdict: {args.verdict}" if args.verdict else "no --verdict given"
+    shown = str(cleared.instance).startswith("urn:horismos:instance:")  # not a catalog call's
+    print(
+        f"recorded in the world: cleared by {operator} ({verdict})"
+        + ("; `horismos instances` shows it on its instance" if shown else "")
+    )
+    return 0
 
 
 def cmd_tools_approve(args: argparse.Namespace) -> int:

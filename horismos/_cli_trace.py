@@ -11,6 +11,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -202,9 +203,18 @@ def trace_arguments(p: argparse.ArgumentParser) -> None:
         help="write the run as PROV-O Turtle",
         description="write the run as PROV-O Turtle: a prov:Activity per "
         "step with its plan, what it used, the effect graph it "
-        "generated, and when",
+        "generated, when it started and ended, and the gate's SHACL report where it refused "
+        "what a tool returned",
     )
     export.add_argument("trace", metavar="TRACE")
+    export.add_argument(
+        "paths",
+        nargs="*",
+        metavar="FILE_OR_DIR",
+        help="the definitions it was recorded with, to write each gate message's focus node, "
+        "path and shape as IRIs (:patient42 as the trace records it); without them, only "
+        "those the trace records in full or that name one of the step's arguments",
+    )
     export.add_argument(
         "--format", choices=("prov",), default="prov", help="prov: PROV-O as Turtle (the default)"
     )
@@ -245,15 +255,16 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
     (the export is written beside it and moved over it once whole)."""
     writable("--output", args.output)
     trace = readable_file(args.trace)
+    expand = _expander(load_definitions(args.paths)) if args.paths else None
     if not args.output:
         # made once into an unnamed temporary file, then copied: the trace is read once (a
         # trace still growing cannot export events never checked) and memory stays flat
         with tempfile.TemporaryFile("w+", encoding="utf-8") as made:
-            made.writelines(prov_turtle(iter_trace(trace), args.trace))
+            made.writelines(prov_turtle(iter_trace(trace), args.trace, expand))
             made.seek(0)
             shutil.copyfileobj(made, sys.stdout)
         return 0
-    pieces = prov_turtle(iter_trace(trace), args.trace)
+    pieces = prov_turtle(iter_trace(trace), args.trace, expand)
     out = Path(args.output)
     part = out.with_name(f".{out.name}.part")
     try:
@@ -263,6 +274,20 @@ def cmd_trace_export(args: argparse.Namespace) -> int:
     finally:
         part.unlink(missing_ok=True)
     return 0
+
+
+def _expander(defs: Definitions) -> Callable[[str], URIRef | None]:
+    """How the export reads a gate message's recorded name back as an IRI: as the
+    definitions' prefixes write it, else (a name they cannot read, one meaning several IRIs)
+    not at all."""
+
+    def expand(name: str) -> URIRef | None:
+        try:
+            return defs.expand(name)
+        except (KeyError, UsageError):
+            return None
+
+    return expand
 
 
 def graph_arguments(p: argparse.ArgumentParser) -> None:

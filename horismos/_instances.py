@@ -39,8 +39,11 @@ class InstanceSummary:
     instances`` lists it: its IRI (what :meth:`~horismos.Agent.resume` and
     :meth:`~horismos.Agent.approve` take), its workflow, its focus node, its status, the step
     it is at (``current``; None once it ended), and ``since``: when it was blocked
-    (``horis:blockedAt``) or else its last recorded activity (a step's end, a wait's start,
-    an answer), as ISO 8601 text in UTC; None when it has none."""
+    (``horis:blockedAt``) or failed (``horis:failedAt``), or else its last recorded activity
+    (a step's end, a wait's start, an answer), as ISO 8601 text in UTC; None when it has
+    none. ``why``: what stopped a failed instance (its ``horis:error``) or blocks a blocked
+    one (the pattern, ``horis:blockedBy``), else None: an operator listing what went wrong
+    read only "failed" and had to find the run's output or its trace."""
 
     instance: URIRef
     workflow: URIRef
@@ -48,6 +51,7 @@ class InstanceSummary:
     status: Status
     current: URIRef | None
     since: str | None
+    why: str | None = None
 
 
 def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
@@ -60,17 +64,21 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current ?blocked WHERE {{ GRAPH <{INSTANCES}> {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?by WHERE {{
+            GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
             OPTIONAL {{ ?i horis:currentStep ?current }}
-            OPTIONAL {{ ?i horis:blockedAt ?blocked }} }} }}""",
+            OPTIONAL {{ ?i horis:blockedAt|horis:failedAt ?blocked }}
+            OPTIONAL {{ ?i horis:error ?error }}
+            OPTIONAL {{ ?i horis:blockedBy ?by }} }} }}""",
         {},
         {"horis": NS},
     )
-    # a blocked instance is stuck since it was blocked: later than any activity of its own
+    # a blocked instance is stuck since it was blocked, a failed one has failed since its
+    # failing step began: later than any activity of its own
     since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     if status is not None and all(r["i"] in since for r in rows):
-        return _rows(rows, status, since)  # none, or each blocked since a stored time
+        return _rows(rows, status, since)  # none, or each stopped since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .
@@ -92,6 +100,7 @@ def _rows(
     for r in rows:
         name = status or cast(Status, str(r["status"]).removeprefix(NS).lower())
         current = r.get("current")
+        why = r.get("error") or r.get("by")
         out.append(
             InstanceSummary(
                 r["i"],  # type: ignore[arg-type]
@@ -100,6 +109,7 @@ def _rows(
                 name,
                 current if isinstance(current, URIRef) else None,
                 since.get(cast(URIRef, r["i"])),
+                str(why) if why is not None else None,
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

@@ -633,6 +633,7 @@ async def _drive(
     runner.approvals_bound = int(header.get("approvals_bound") or 0)  # ``true`` is 1
     runner.names_shapes = bool(header.get("names_shapes"))
     runner.blocked_at = bool(header.get("blocked_at"))  # else stored no horis:blockedAt
+    runner.failed_at = bool(header.get("failed_at"))  # else stored no horis:failedAt
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     try:

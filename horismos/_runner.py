@@ -77,6 +77,7 @@ class Runner(ActionSteps):
             **({"approvals_bound": self.approvals_bound} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
             **({"blocked_at": True} if self.blocked_at else {}),
+            **({"failed_at": True} if self.failed_at else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )

@@ -105,6 +105,11 @@ class RunnerState:
         self.blocked_at = True
         """Whether a blocked instance stores since when (``horis:blockedAt``), as a trace's
         header says; one recorded before stored no time, and its replay must not either."""
+        self.failed_at = True
+        """Whether a failed instance stores since when (``horis:failedAt``: its failing
+        step's start, no second reading of the clock), as a trace's header says; one
+        recorded before stored no time (``instances`` said ``-``), and its replay must not
+        either."""
         self.settled_holders: (
             Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )

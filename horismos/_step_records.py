@@ -90,6 +90,7 @@ class StepRecording(RunnerState):
         blocked_by: str | None = None,
         error: str | None = None,
         blocked_at: Literal | None = None,
+        failed_at: Literal | None = None,
     ) -> list[tuple]:
         """The instance's state as quads, each built in its graph once (not as a triple
         copied into one: every step writes it)."""
@@ -106,6 +107,8 @@ class StepRecording(RunnerState):
             quads.append((iid, _BLOCKED_AT, blocked_at, graph))
         if error:
             quads.append((iid, HORIS.error, Literal(error), graph))
+        if failed_at is not None:
+            quads.append((iid, HORIS.failedAt, failed_at, graph))
         for name, value in sorted(inst.variables.items()):
             if name != "this":  # the focus is stored as horis:focus
                 var = URIRef(f"{iid}:variable:{name}")
@@ -136,6 +139,11 @@ class StepRecording(RunnerState):
             str(rec.error) if status == "failed" and rec.error else None,
             self._blocked_since(old, rec, current)
             if status == "blocked" and self.blocked_at
+            else None,
+            # the failing step's start, as handed out: a step that took none (a decision)
+            # stores no time rather than reading the clock again
+            self._stamp(rec.started)
+            if status == "failed" and self.failed_at and rec.started is not None
             else None,
         )
         pending = self._pending.pop(inst.instance, [])

@@ -123,23 +123,43 @@ class Catalog(ToolIndex):
             idempotency_key=idempotency_key,
         )
 
-    def reconcile(self, name: str | URIRef, args: Mapping[str, Any], world: World) -> Intent | None:
+    def reconcile(
+        self,
+        name: str | URIRef,
+        args: Mapping[str, Any],
+        world: World,
+        *,
+        verdict: str | None = None,
+        operator: str | None = None,
+    ) -> Intent | None:
         """Clear what an earlier call of this tool on the same subject left in doubt (it was
         sent and its outcome never landed), once a person has checked whether it acted: the
-        intent cleared, or None when no call there was in doubt. A workflow step's hold there
-        is cleared only once its instance has let go of the call (the intent returned then has
-        no start and no arguments); while the instance still has it open, UsageError says to
-        continue that instance. ``name`` may be the full IRI a tool had before it was
-        renamed, for a call left in doubt under it (:meth:`tool_in_doubt`). Raises UsageError
-        for a tool that is idempotent or arguments that do not fit, and when called from a
-        coroutine (there, ``await asyncio.to_thread(agent.catalog.reconcile, ...)``)."""
+        intent cleared, or None when no call there was in doubt. The world records, with the
+        clearing, who did it (``operator``, else the operating system's user), when, and what
+        they found (``verdict``: ``"acted"`` or ``"not-acted"``), for a later review. A
+        workflow step's hold there is cleared only once its instance has let go of the call
+        (the intent returned then has no start and no arguments); while the instance still
+        has it open, UsageError says to continue that instance. ``name`` may be the full IRI
+        a tool had before it was renamed, for a call left in doubt under it
+        (:meth:`tool_in_doubt`). Raises UsageError for a tool that is idempotent, arguments
+        that do not fit, a verdict not one of those two, and when called from a coroutine
+        (there, ``await asyncio.to_thread(agent.catalog.reconcile, ...)``)."""
         _loop.not_in_running_loop(
             "agent.catalog.reconcile()",
             "run it in a thread from there, `await asyncio.to_thread(agent.catalog.reconcile, "
             "name, args, world)`",
         )
         world = given_world(world)
-        return asyncio.run(reconcile_call(self, self.tool_in_doubt(name, world), args, world))
+        return asyncio.run(
+            reconcile_call(
+                self,
+                self.tool_in_doubt(name, world),
+                args,
+                world,
+                operator=operator,
+                verdict=verdict,
+            )
+        )
 
     def tool_in_doubt(self, name: str | URIRef, world: World) -> Tool:
         """The tool ``name`` names; for the full IRI of a tool these definitions no longer

@@ -2,8 +2,9 @@
 
 Both read the events as recorded (after :func:`~horismos.read_trace` has checked them); neither
 needs the definitions the run used. Given them, the timeline names IRIs as every other command
-does (``:patient42``); without, by the full IRI: a trace records no prefixes, and a bare local
-name (``urgent``) could be any namespace's.
+does (``:patient42``), and the export reads the names gate messages record (``:patient42``)
+back as IRIs; without, the timeline names each by the full IRI: a trace records no prefixes,
+and a bare local name (``urgent``) could be any namespace's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
-from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, BNode, Literal, Namespace, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
@@ -356,18 +357,30 @@ def _named_terms(fact: str, name: Callable[[str], str]) -> str:
     return _TERM.sub(named, fact)
 
 
-def prov_turtle(events: Iterable[Mapping[str, Any]], source: str = "the trace") -> Iterator[str]:
+Expand = Callable[[str], "URIRef | None"]
+"""The IRI a name recorded in a gate message stands for (``:patient42``, ``<IRI>``), or None
+when it cannot be told: the trace records names as the run wrote them, with the definitions'
+prefixes, and no prefixes."""
+
+
+def prov_turtle(
+    events: Iterable[Mapping[str, Any]],
+    source: str = "the trace",
+    expand: Expand | None = None,
+) -> Iterator[str]:
     """The run as PROV-O Turtle, a piece per event as it is read: a ``prov:Activity`` per
-    step, with its plan, what it used, when, and the effect graph it generated. Nothing but
+    step, with its plan, what it used, when, the effect graph it generated, and, where the
+    gate refused what a tool returned, the gate's report (:func:`_gate_triples`). Nothing but
     each instance's last activity and status is held, so a long run's export costs what one
-    event does, not an rdflib graph of all of them (~1 KB a triple)."""
+    event does, not an rdflib graph of all of them (~1 KB a triple). ``expand``: how the
+    gate messages' names are read back as IRIs (the definitions', when given)."""
     yield "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _PREFIXES) + "\n"
     last: dict[str, URIRef] = {}
     ended: dict[str, URIRef | None] = {}  # each instance's status, by how its last step left it
     said: set[tuple[Node, Node, Node]] = set()  # each plan's and agent's type, said once
     for index, e in enumerate(events):
         with reading(e, index, source):
-            triples = _prov_triples(e, last, ended, said)
+            triples = _prov_triples(e, last, ended, said, expand)
         if triples:
             yield _turtle(triples)
 
@@ -377,6 +390,7 @@ def _prov_triples(
     last: dict[str, URIRef],
     ended: dict[str, URIRef | None],
     said: set[tuple[Node, Node, Node]],
+    expand: Expand | None = None,
 ) -> list[tuple[Node, Node, Node]]:
     """What one event says in PROV-O; ``last``, ``ended`` and ``said`` carried from event to
     event (see :func:`prov_turtle`)."""
@@ -391,7 +405,7 @@ def _prov_triples(
         ]
     elif kind == "step":
         act = _activity(e)
-        for t in _step_triples(act, e):
+        for t in _step_triples(act, e, expand):
             if t[2] not in _SAID_ONCE or t not in said:
                 triples.append(t)
                 if t[2] in _SAID_ONCE:
@@ -413,7 +427,14 @@ def _prov_triples(
     return triples
 
 
-_PREFIXES = (("prov", str(PROV)), ("horis", str(HORIS)), ("rdfs", str(RDFS)), ("xsd", str(XSD)))
+SH = Namespace("http://www.w3.org/ns/shacl#")
+_PREFIXES = (
+    ("prov", str(PROV)),
+    ("horis", str(HORIS)),
+    ("rdfs", str(RDFS)),
+    ("xsd", str(XSD)),
+    ("sh", str(SH)),
+)
 _SAID_ONCE = frozenset({PROV.Plan, PROV.SoftwareAgent})
 """The types of a step's plan and agent, the same every time it runs."""
 _CURIE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -470,7 +491,9 @@ def _activity(e: Mapping[str, Any]) -> URIRef:
     return _iri(f"urn:horismos:activity:{inst}-{e.get('seq')}")
 
 
-def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, Node]]:
+def _step_triples(
+    act: URIRef, e: Mapping[str, Any], expand: Expand | None = None
+) -> list[tuple[Node, Node, Node]]:
     """What a step event says in PROV-O of its activity ``act``."""
     triples: list[tuple[Node, Node, Node]] = []
     add = triples.append
@@ -497,7 +520,7 @@ def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, N
     clock = e.get("clock") or []
     if clock:
         add((act, PROV.startedAtTime, Literal(clock[0], datatype=XSD.dateTime)))
-        add((act, PROV.endedAtTime, Literal(clock[-1], datatype=XSD.dateTime)))
+        add((act, PROV.endedAtTime, Literal(_ended(e, clock), datatype=XSD.dateTime)))
     if e.get("graph"):
         effect = _iri(e["graph"])
         add((act, PROV.generated, effect))
@@ -507,7 +530,129 @@ def _step_triples(act: URIRef, e: Mapping[str, Any]) -> list[tuple[Node, Node, N
         add((act, HORIS.blockedBy, Literal(e["precondition"]["failing"])))
     if e.get("error"):
         add((act, HORIS.error, Literal(e["error"].get("message", ""))))
+    triples += _gate_triples(act, e, expand)
     return triples
+
+
+_AFTER_THE_OUTCOME = frozenset({"commit", "trace"})
+"""A step's timings spent recording its outcome: after the moment a completed step's last
+clock value (its effects' time) stands for, so left out of a failed step's end too."""
+
+
+def _ended(e: Mapping[str, Any], clock: list[Any]) -> str:
+    """When the step's activity ended: its last clock value when it took one after its start
+    (a completed step stamps its effects), else its start plus the time it recorded spending
+    (``timings``: preconditions, arguments, the tool's attempts, the gate). A failed,
+    rejected, timed-out or blocked step takes no second clock value (a replay substitutes
+    the recorded ones in order: one more would be a new trace version), and the export said
+    it ended when it began, an activity of no duration where a tool had been waited on for
+    seconds. A trace with no timings (an edited one) keeps its start."""
+    if len(clock) > 1:
+        return str(clock[-1])
+    took = sum(
+        v
+        for k, v in (e.get("timings") or {}).items()
+        if k not in _AFTER_THE_OUTCOME and isinstance(v, int | float) and not isinstance(v, bool)
+    )
+    try:
+        began = dt.datetime.fromisoformat(str(clock[0]))
+    except ValueError:
+        return str(clock[0])
+    return (began + dt.timedelta(seconds=took)).isoformat() if took > 0 else str(clock[0])
+
+
+def _gate_triples(
+    act: URIRef, e: Mapping[str, Any], expand: Expand | None
+) -> list[tuple[Node, Node, Node]]:
+    """The gate's verdict on what a step's tool returned, where it refused it: a SHACL
+    ``sh:ValidationReport`` that the activity generated (a ``prov:Entity``), with one
+    ``sh:ValidationResult`` per message: its focus node, path, value, message and shape, and
+    the message as the run printed it (``rdfs:label``). The export carried only the error's
+    one line, and a reviewer's PROV tools could not find what was refused, on which node.
+
+    A name the trace records as a CURIE of the definitions' prefixes becomes an IRI through
+    ``expand`` (the definitions, given); without them, one recorded as ``<IRI>`` does, and
+    a CURIE whose local name is that of exactly one IRI among the step's arguments (the
+    node an effect's subject is); any other is left to the label."""
+    gate = e.get("gate")
+    if not isinstance(gate, Mapping):
+        return []
+    messages = [m for m in gate.get("messages") or [] if isinstance(m, Mapping)]
+    if gate.get("conforms", True) is not False and not messages:
+        return []
+    report = URIRef(f"{act}:gate")
+    triples: list[tuple[Node, Node, Node]] = [
+        (act, PROV.generated, report),
+        (report, RDF.type, PROV.Entity),
+        (report, RDF.type, SH.ValidationReport),
+        (report, PROV.wasGeneratedBy, act),
+        (report, SH.conforms, Literal(gate.get("conforms") is True)),
+    ]
+    named = _named_in(e)
+    for m in messages:
+        result = BNode()
+        focus, path = m.get("focus"), m.get("path")
+        said = f"{focus} {path}: " if path else f"{focus}: "
+        triples += [
+            (report, SH.result, result),
+            (result, RDF.type, SH.ValidationResult),
+            (result, SH.resultSeverity, SH.Violation),
+            (result, SH.resultMessage, Literal(str(m.get("message", "")))),
+            (result, RDFS.label, Literal(said + str(m.get("message", "")))),
+        ]
+        for key, prop in _NAMED_FIELDS:
+            iri = _recorded_iri(m.get(key), expand, named)
+            if iri is not None:
+                triples.append((result, prop, iri))
+        if isinstance(m.get("value"), str):
+            triples.append((result, SH.value, _recorded_value(m["value"])))
+    return triples
+
+
+_NAMED_FIELDS = (("focus", SH.focusNode), ("path", SH.resultPath), ("shape", SH.sourceShape))
+"""A gate message's fields that name a node, and the SHACL result's property for each."""
+
+
+def _named_in(e: Mapping[str, Any]) -> dict[str, set[URIRef]]:
+    """The IRIs among a step's arguments, by local name (:func:`_gate_triples`)."""
+    named: dict[str, set[URIRef]] = {}
+    for call in e.get("args") or []:
+        if not isinstance(call, Mapping):
+            continue
+        for text in call.values():
+            if isinstance(text, str) and text.startswith("<") and text.endswith(">"):
+                iri = text[1:-1]
+                if iri_problem(iri) is None:
+                    named.setdefault(short(iri), set()).add(URIRef(iri))
+    return named
+
+
+def _recorded_iri(
+    name: object, expand: Expand | None, named: Mapping[str, set[URIRef]]
+) -> URIRef | None:
+    """The IRI a gate message's recorded ``name`` stands for, or None (:func:`_gate_triples`)."""
+    if not isinstance(name, str) or not name:
+        return None
+    if name.startswith("<") and name.endswith(">"):
+        return URIRef(name[1:-1]) if iri_problem(name[1:-1]) is None else None
+    if expand is not None:
+        return expand(name)
+    if ":" in name:
+        found = named.get(name.split(":", 1)[1], set())
+        return next(iter(found)) if len(found) == 1 else None
+    return None
+
+
+def _recorded_value(text: str) -> Node:
+    """A gate message's value as recorded (N-Triples), as a term; text that is none (a value
+    RDF cannot carry, shown as Python writes it) as a plain literal of that text."""
+    try:
+        term = from_n3(text)
+    except Exception:  # rdflib raises what its parser meets: any is "not a term"
+        return Literal(text)
+    if isinstance(term, URIRef) and iri_problem(str(term)) is not None:
+        return Literal(text)
+    return term if isinstance(term, URIRef | Literal) else Literal(text)
 
 
 def _answer_triples(e: Mapping[str, Any], wait: URIRef | None) -> list[tuple[Node, Node, Node]]:

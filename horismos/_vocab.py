@@ -37,6 +37,7 @@ class HORIS(DefinedNamespace):
     Instance: URIRef
     StepExecution: URIRef
     Approval: URIRef
+    Reconciliation: URIRef
     IdempotencyKey: URIRef
     Provenance: URIRef
     # Classes: closed value sets of the individuals below
@@ -158,6 +159,7 @@ class HORIS(DefinedNamespace):
     calledBinding: URIRef
     blockedBy: URIRef
     blockedAt: URIRef
+    failedAt: URIRef
     error: URIRef
     brief: URIRef
     fingerprint: URIRef
@@ -168,6 +170,9 @@ class HORIS(DefinedNamespace):
     code: URIRef
     approvalsAsked: URIRef
     lapsed: URIRef
+    verdict: URIRef
+    reconciles: URIRef
+    callStartedAt: URIRef
     # Projections of systems of record, written by the runtime
     remoteId: URIRef
     sourceVersion: URIRef

@@ -685,10 +685,11 @@ def test_a_run_refused_before_it_starts_leaves_the_trace_it_was_given(tmp_path: 
     recorded = (tmp_path / "t.jsonl").read_bytes()
     assert recorded
     again = horismos("run", "leave.ttl", "--store", "oxigraph:st", "--focus", ":r1",
-                     "--trace", "t.jsonl", cwd=tmp_path)
+                     "--trace", "t2.jsonl", cwd=tmp_path)  # t.jsonl itself is never taken
     assert again.returncode == 2 and "waiting" in again.stderr, again.stdout + again.stderr
     no_traceback(again)
     assert (tmp_path / "t.jsonl").read_bytes() == recorded
+    assert not (tmp_path / "t2.jsonl").exists()  # no empty file where no run was
 
 
 def test_run_all_again_when_every_focus_waits_says_so_not_that_none_exists(

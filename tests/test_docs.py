@@ -200,7 +200,7 @@ def test_the_first_workflow_guide_ends_with_the_table_it_shows(clone: Path) -> N
     table = _shown(page, "and ends with a table")
     assert done.returncode == 4
     assert _ids_out(done.stdout).endswith(_ids_out(table)), done.stdout
-    assert (clone / "world.trig").is_file() and (clone / "run.jsonl").is_file()
+    assert (clone / "world.trig").is_file() and (clone / "triage.jsonl").is_file()
     graph = next(c for c in lines if " graph " in c)
     assert _run(graph, clone).stdout.startswith("flowchart TD")
 

@@ -340,12 +340,12 @@ def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(
     proc.wait()
     assert ledger(shop) == [f"charge {P.o1}"]
 
-    def rerun() -> subprocess.CompletedProcess[str]:
+    def rerun(trace: str) -> subprocess.CompletedProcess[str]:  # each its own: never over one
         return horismos_forked(shop, "run", "pay.ttl", "--store", "oxigraph:store", "--tools",
-                               "payments.py", "--all", "--trace", "rerun.jsonl",
+                               "payments.py", "--all", "--trace", trace,
                                env=environ(shop, None), timeout=300)
 
-    first = rerun()
+    first = rerun("rerun.jsonl")
     assert first.returncode == 3, first.stdout + first.stderr  # o1 waits at :Reconcile
     assert "not called again" in first.stdout
     assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]
@@ -353,8 +353,8 @@ def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(
                                env=environ(shop, None), timeout=300)
     assert replayed.stdout.startswith("same"), replayed.stdout + replayed.stderr
 
-    for _ in range(2):  # o1 still waits for its operator; o2 is done: nothing new to do
-        again = rerun()
+    for n in range(2):  # o1 still waits for its operator; o2 is done: nothing new to do
+        again = rerun(f"again-{n}.jsonl")
         assert again.returncode == 0, again.stdout + again.stderr
         assert "no instance was run" in again.stderr  # o2 finished: left out, as on sparql:
     assert ledger(shop) == [f"charge {P.o1}", f"charge {P.o2}", f"notify {P.o2}"]

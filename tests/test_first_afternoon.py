@@ -383,7 +383,7 @@ def test_instances_lists_what_the_world_holds_by_status(tmp_path: Path) -> None:
     p = horismos("instances", *common, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     header, *rows = p.stdout.splitlines()
-    assert header.split() == ["id", "workflow", "focus", "status", "step", "since"]
+    assert header.split() == ["id", "workflow", "focus", "status", "step", "since", "why"]
     assert sorted(r.split()[2] for r in rows) == [":req1", ":req2"]
     assert all(r.split()[1:5:3] == [":Leave", ":Approve"] and " waiting " in r for r in rows)
     assert horismos("instances", *common, "--status", "failed", cwd=tmp_path).stdout == (
@@ -406,7 +406,7 @@ def test_instances_says_since_when_a_blocked_instance_is_blocked(tmp_path: Path)
     (first,) = blocked()
     assert first["focus"].endswith("#patient44") and first["since"], first
     text = horismos("instances", *TRIAGE, *store, "--status", "blocked", cwd=tmp_path).stdout
-    assert text.splitlines()[1].split()[-1] == first["since"][:19], text
+    assert text.splitlines()[1].split()[5] == first["since"][:19], text
     assert horismos("run", *TRIAGE, *TOOLS, "--focus", ":patient44", *store,
                     cwd=tmp_path).returncode == 4
     (again,) = [r for r in blocked() if r["focus"].endswith("#patient44")]

@@ -171,12 +171,14 @@ def test_a_commit_refused_after_the_tool_acted_is_said_and_the_instance_kept(
     assert (tmp_path / "ledger").read_text().split() == [SHOP_NS + "o2", SHOP_NS + "o1"]
     assert "(400)" in said and "t.charge was called and may have acted" in said, said
     assert said.count("dropped") == 1, said
-    # the instance stays as the store has it: running, its call held in doubt
+    # the instance stays as the store has it: running, its call held in doubt, and driven by
+    # no process (the worker dropped the task and gave its claim back): interrupted
     shown = subprocess.run(
         [sys.executable, "-m", "horismos", "instances", "defs.ttl", "--store", server.store],
         cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
     rows = {line.split()[2]: line.split()[3:5] for line in shown.stdout.splitlines()[1:]}
-    assert rows == {":o2": ["running", ":Charge"], ":o1": ["completed", "-"]}, shown.stdout
+    assert rows == {":o2": ["interrupted", ":Charge"], ":o1": ["completed", "-"]}, shown.stdout
+    assert "no live process holds its claim" in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize(

@@ -67,9 +67,13 @@ def test_a_world_lists_its_instances_as_the_command_line_does(tmp_path: Path) ->
             "status": i.status,
             "step": str(i.current) if i.current else None,
             "since": i.since,
+            "why": i.why,  # the blocked one's pattern
+            "live": None,  # none is running
+            "reconciled": [],  # no call in doubt cleared by hand
         }
         for i in listed
     ]
+    assert stuck.why and "?this :acuity ?queue" in stuck.why
 
 
 def test_a_status_not_known_is_refused_naming_those_that_are() -> None:
