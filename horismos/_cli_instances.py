@@ -37,8 +37,9 @@ from ._cli_common import (
 from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
+from ._due_waits import due_waits
 from ._errors import ToolError, Unreachable, UsageError
-from ._instances import STATUSES, InstanceSummary, due_waits
+from ._instances import STATUSES, InstanceSummary
 from ._policy import SERVED_PREFIX, allowed
 from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE

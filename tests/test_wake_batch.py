@@ -21,7 +21,8 @@ from rdflib import RDF, XSD, BNode, Literal, Namespace, URIRef
 from rdflib.term import Node
 
 from horismos import UsageError
-from horismos._instances import due_waits, list_instances
+from horismos._due_waits import due_waits
+from horismos._instances import list_instances
 from horismos._model import WaitStep
 from horismos._stored_instances import open_wait, read_instance
 from horismos._stores import Change, Store
