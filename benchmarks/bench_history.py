@@ -64,7 +64,7 @@ from pathlib import Path
 from rdflib import RDF, RDFS, XSD, Literal, Namespace, URIRef
 
 from horismos import Agent, World
-from horismos._instances import due_waits
+from horismos._due_waits import due_waits
 from horismos._stored_instances import find_instance
 
 HERE = Path(__file__).resolve().parent / "history"

@@ -31,7 +31,7 @@ from pathlib import Path
 from rdflib import RDF, XSD, Literal, Namespace, URIRef
 
 from horismos import Agent, World
-from horismos._instances import due_waits
+from horismos._due_waits import due_waits
 from horismos._vocab import HORIS, PROV
 from horismos._world import INSTANCES
 
