@@ -70,9 +70,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]
 def killed_mid_call(tmp_path: Path, store: list[str], defs: list[str]) -> None:
     """Run ``tools call c.transfer --world more.ttl`` on ``store`` and ``kill -9`` it while
     its tool sleeps: after the lend, before its take-back."""
+    # the code the call runs is the code approved (an approval holds for that code alone)
+    (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *ARGS, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
-    (tmp_path / "ward_tools.py").write_text(SLEEPS, encoding="utf-8")
     call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *store, "--world",
                               "more.ttl", *ARGS, "--approval", issued.stdout.strip()], "0.5")
     call.send_signal(signal.SIGKILL)

@@ -130,9 +130,9 @@ def test_a_lender_paused_past_its_lease_lands_nothing(
     lease (the fence), so no effect lands that read the facts taken back, and the call is in
     doubt: the next call on its subject is refused, never made a second time."""
     defs = project(tmp_path)
+    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")  # the code approved
     issued = horismos("tools", "approve", "c.transfer", *defs, *shared_ward, *ARGS, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
-    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
     call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *shared_ward, "--world",
                               "more.ttl", *ARGS, "--approval", issued.stdout.strip(),
                               "--format", "json"], "0.5")
@@ -169,9 +169,9 @@ def test_a_call_that_lent_nothing_and_lost_its_lease_says_so_without_world_data(
     says nothing of ``--world`` data it never lent."""
     defs = project(tmp_path)
     args = ("--args", '{"patient": ":p1", "ward": ":w1"}')
+    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")  # the code approved
     issued = horismos("tools", "approve", "c.transfer", *defs, *shared_ward, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
-    (tmp_path / "ward_tools.py").write_text(PAUSES, encoding="utf-8")
     call = started(tmp_path, ["tools", "call", "c.transfer", *defs, *shared_ward, *args,
                               "--approval", issued.stdout.strip(), "--format", "json"],
                    "0.5")

@@ -60,9 +60,9 @@ def calls(tmp_path: Path, store: list[str]) -> tuple[list[str], list[str]]:
     ``--world more.ttl`` (which brings :p9 and :w9)."""
     defs = project(tmp_path)
     args = ("--args", '{"patient": ":p9", "ward": ":w9"}')
+    (tmp_path / "ward_tools.py").write_text(WAITS, encoding="utf-8")  # the code approved
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
-    (tmp_path / "ward_tools.py").write_text(WAITS, encoding="utf-8")
     a = ["tools", "call", "c.transfer", *defs, *store, "--world", "more.ttl", *args,
          "--approval", issued.stdout.strip()]
     b = ["tools", "call", "c.fail", *defs, *store, "--world", "more.ttl",
