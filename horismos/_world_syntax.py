@@ -73,7 +73,7 @@ def _problem(lines: Lines, e: SyntaxError, where: str, why: str) -> Problem:
         f"cannot read world data: {why}",
         file=where,
         line=e.lineno,
-        hint="fix the syntax at that line",
+        hint=getattr(e, "fix", None) or "fix the syntax at that line",  # ours, with its own
     )
 
 

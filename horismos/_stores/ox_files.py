@@ -105,16 +105,18 @@ MAX_TERM = 16 * 1024 * 1024  # pyoxigraph's parser buffer: no single term may be
 
 def oversized(path: Path, done: int) -> SyntaxError:
     """The error for a term longer than the parser's buffer, at the line where it starts
-    (the parser had read ``done`` bytes and buffered the last 16 MiB of them)."""
+    (the parser had read ``done`` bytes and buffered the last 16 MiB of them), with what to
+    do as its ``fix``: no syntax at that line is wrong."""
     with path.open("rb") as f:
         head = f.read(max(0, done - MAX_TERM))
     line = head.count(b"\n") + 1
-    return SyntaxError(
+    error = SyntaxError(
         f"a literal or IRI near line {line} is longer than 16 MiB, more than "
-        "the RDF parser reads in one term; keep large content outside the "
-        "world and refer to it by IRI",
+        "the RDF parser reads in one term",
         (str(path), line, 0, ""),
     )
+    error.fix = "keep large content outside the world and refer to it by IRI"  # type: ignore[attr-defined]
+    return error
 
 
 def may_hold_blank_nodes(path: Path, fmt: ox.RdfFormat) -> bool:
