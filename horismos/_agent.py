@@ -524,11 +524,20 @@ class Agent:
             self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
         )
 
-    def approve(self, world: World, instance: str | URIRef, fingerprint: str) -> dict[str, Any]:
+    def approve(
+        self,
+        world: World,
+        instance: str | URIRef,
+        fingerprint: str,
+        *,
+        operator: str | None = None,
+    ) -> dict[str, Any]:
         """Record a person's approval of one payload ``instance`` waits for (the fingerprint
-        its brief shows); :meth:`resume` then calls the tool. Returns what was approved
-        (``tool``, ``payload``, ``fingerprint``, ``graph``, and ``code``: the code behind a
-        ``python:`` binding that asked, which the approval holds for alone); raises
+        its brief shows); :meth:`resume` then calls the tool. ``operator``: who approves,
+        recorded with the approval (by default the operating system's user). Returns what was
+        approved (``tool``, ``payload``, ``fingerprint``, ``graph``, ``operator``, and
+        ``code``: the code behind a ``python:`` binding that asked, which the approval holds
+        for alone); raises
         UsageError for a fingerprint the instance does not wait for (or one whose approval
         lapsed: its step asked for other payloads since)."""
         world = given_world(world)
@@ -538,7 +547,9 @@ class Agent:
             if isinstance(instance, str)
             else instance
         )
-        return approve(self.definitions, world, iid, fingerprint, self.mcp_servers)
+        return approve(
+            self.definitions, world, iid, fingerprint, self.mcp_servers, operator=operator
+        )
 
     async def aresume(
         self,

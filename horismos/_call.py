@@ -65,6 +65,7 @@ from ._intents import (
     read_intent,
 )
 from ._model import McpServer, Tool
+from ._people import operator_name
 from ._policy import (
     Policy,
     fingerprint,
@@ -79,7 +80,7 @@ from ._policy import (
     server_of,
 )
 from ._prechecks import refuse_unmet
-from ._reconciled import VERDICTS, operator_name, reconciliation
+from ._reconciled import VERDICTS, reconciliation
 from ._records import StepRecord
 from ._renamed_tools import as_former, former_names, recorded_bindings, renamed_message
 from ._step_records import n3

@@ -414,6 +414,12 @@ def approve_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", metavar="F", help="write the world with the approval to F")
     p.add_argument(
+        "--operator",
+        metavar="NAME",
+        help="who approves, recorded with the approval (default: the operating system's user "
+        "running this command)",
+    )
+    p.add_argument(
         "--store",
         default=DEFAULT_STORE,
         metavar="STORE",
@@ -429,11 +435,11 @@ def _approved(agent: Agent, world: World, args: argparse.Namespace) -> dict[str,
     not wait for, an instance not found) left it loaded, the store changed by a refusal."""
     if not (args.world and world.store.persistent):
         load_world(world, args.world)
-        return agent.approve(world, args.instance, args.fingerprint)
+        return agent.approve(world, args.instance, args.fingerprint, operator=args.operator)
     lent = LentWorld(world)
     try:
         lent.lend(args.world, args.store, "resume")  # counts only the store's approvals
-        done = agent.approve(world, args.instance, args.fingerprint)
+        done = agent.approve(world, args.instance, args.fingerprint, operator=args.operator)
         lent.kept()  # approved: the data stays, as loaded
         return done
     finally:
@@ -455,7 +461,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
         n = agent.definitions.name
         served = str(done["instance"]).startswith(SERVED_PREFIX)
         print(
-            f"approved {n(URIRef(done['tool']))} for {done['instance']}: "
+            f"approved {n(URIRef(done['tool']))} for {done['instance']} by {done['operator']}: "
             f"{json.dumps(done['payload'], sort_keys=True, ensure_ascii=False)} "
             f"(fingerprint {done['fingerprint']}"
             + (f", run by {code_said(done['code'])}" if "code" in done else "")

@@ -37,6 +37,7 @@ from ._cli_lent_world import LentWorld, end_lend
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
+from ._people import operator_name
 from ._policy import (
     allowed,
     fresh_approval,
@@ -48,7 +49,7 @@ from ._policy import (
     implementation,
     server_of,
 )
-from ._reconciled import VERDICTS, operator_name
+from ._reconciled import VERDICTS
 from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
@@ -232,6 +233,12 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         metavar="STORE",
         help="where the world lives: oxigraph:PATH, journal:PATH or sparql:URL, the store "
         "the call will use (or memory, oxigraph with --world and --out)",
+    )
+    approve.add_argument(
+        "--operator",
+        metavar="NAME",
+        help="who approves, recorded with the approval (default: the operating system's user "
+        "running this command)",
     )
     approve.add_argument(
         "--out", metavar="F", help="write the world with the approval to F (.trig, .nq)"
@@ -610,7 +617,8 @@ def _issue(
     servers = servers_in_force(agent.definitions, agent.mcp_servers)
     now = implementation(tool, server_of(tool, servers))
     code = code_of(tool, agent.tools)
-    world.commit(Change(add=given_issue(approval, tool, at, now, code)))
+    operator = operator_name(args.operator)
+    world.commit(Change(add=given_issue(approval, tool, at, now, code, operator)))
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
 

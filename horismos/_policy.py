@@ -48,6 +48,7 @@ from ._bindings.mcp import servers_in_force
 from ._bindings.wire import json_value
 from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
+from ._people import operator_name, person_triples
 from ._stores import Change, Conflict, Store
 from ._stores.base import INSTANCES
 from ._stores.ox_terms import nt
@@ -216,7 +217,12 @@ def given_use(approval: str, at: Literal) -> list[tuple]:
 
 
 def given_issue(
-    approval: str, tool: Tool, at: Literal, now: str, code: str | None = None
+    approval: str,
+    tool: Tool,
+    at: Literal,
+    now: str,
+    code: str | None = None,
+    operator: str | None = None,
 ) -> list[tuple]:
     """The quads recording that ``tools approve`` issued ``approval`` (a person's, for
     ``tool``) at ``at``, in the node its use will be recorded at (:func:`given_use`): the
@@ -226,11 +232,13 @@ def given_issue(
     :func:`implementation`, recorded as :func:`approve` records it, so the approval holds
     only while the tool is so defined (:func:`given_holds_for`). ``code``: the code behind
     it (:attr:`~._bindings.base.Binding.code`), when ``tools approve`` was given it
-    (``--tools``): the approval then holds for that code alone (:func:`given_code`)."""
+    (``--tools``): the approval then holds for that code alone (:func:`given_code`).
+    ``operator``: who issues it (:func:`~._people.operator_name`)."""
     node = _given_node(approval)
     named = [(node, HORIS.code, Literal(code), node)] if code is not None else []
     return [
         *named,
+        *((s, p, o, node) for s, p, o in person_triples(node, operator_name(operator))),
         (node, RDF.type, HORIS.Approval, node),
         (node, HORIS.fingerprint, Literal(given_print(approval)), node),
         (node, HORIS.tool, tool.iri, node),
@@ -756,9 +764,12 @@ def approve(
     instance: URIRef,
     fp: str,
     servers: Mapping[str, McpServer] | None = None,
+    operator: str | None = None,
 ) -> dict[str, Any]:
     """Record a person's approval of one payload an instance waits for; the payload.
-    ``servers``: the MCP servers besides the definitions' (``Agent(mcp_servers=…)``).
+    ``servers``: the MCP servers besides the definitions' (``Agent(mcp_servers=…)``);
+    ``operator``: who approves (:func:`~._people.operator_name`), recorded as the approval's
+    ``prov:wasAssociatedWith``.
 
     Raises :class:`UsageError` when the instance waits for no approval, or for none with that
     fingerprint (the message lists those it waits for).
@@ -830,6 +841,7 @@ def approve(
         (node, PROV.endedAtTime, at),
         (node, RDFS.comment, Literal(canonical_json(payloads[fp]))),
         (node, RDFS.label, Literal(f"approval of {defs.name(latest['tool'])}")),
+        *person_triples(node, approver := operator_name(operator)),
     ]
     code = latest.get("code")
     if code is not None:  # the code that asked: the approval holds for it alone
@@ -897,6 +909,7 @@ def approve(
         "fingerprint": fp,
         "payload": payloads[fp],
         "graph": str(graph),
+        "operator": approver,
         **({"code": str(code)} if code is not None else {}),
     }
 

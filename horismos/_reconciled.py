@@ -31,8 +31,6 @@ fact; nothing is decided from it, it is read only to be shown.
 from __future__ import annotations
 
 import datetime as dt
-import getpass
-import os
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,12 +39,13 @@ from typing import cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 
 from ._intents import Intent
+from ._people import person_triples
 from ._stores import Store
 from ._stores.base import Quad
 from ._stores.ox_terms import datetime_literal
 from ._vocab import HORIS, NS, PROV
 
-__all__ = ["VERDICTS", "Reconciled", "operator_name", "reconciliation", "reconciliations"]
+__all__ = ["VERDICTS", "Reconciled", "reconciliation", "reconciliations"]
 
 VERDICTS = ("acted", "not-acted")
 """What the person who checked found: the call in doubt took effect, or it did not."""
@@ -75,18 +74,6 @@ class Reconciled:
         return f"call in doubt cleared by {self.operator} at {self.at[:19]} ({verdict})"
 
 
-def operator_name(given: str | None = None) -> str:
-    """Who clears the doubt: ``given`` (``--operator``), else the operating system's user
-    running the command (``getpass.getuser``: ``LOGNAME``, ``USER``, … then the password
-    database), else ``uid N`` — never empty, so a record always names someone."""
-    if given is not None and given.strip():
-        return given.strip()
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no such variable and no password entry (a bare container)
-        return f"uid {os.getuid()}"
-
-
 def reconciliation(
     intent: Intent,
     doubt: URIRef,
@@ -99,16 +86,13 @@ def reconciliation(
     """The quads recording that ``operator`` cleared ``intent``, the call in doubt kept at
     ``doubt``, at ``at`` on finding ``verdict``: added by the commit that removes it."""
     node = URIRef(f"{_PREFIX}{uuid.uuid4().hex}")
-    who = URIRef(f"{node}:operator")
     g = node
     quads: list[Quad] = [
         (node, RDF.type, HORIS.Reconciliation, g),
         (node, RDF.type, PROV.Activity, g),
         (node, HORIS.provenance, HORIS.HumanProvenance, g),
         (node, PROV.startedAtTime, datetime_literal(at), g),
-        (node, PROV.wasAssociatedWith, who, g),
-        (who, RDF.type, PROV.Person, g),
-        (who, RDFS.label, Literal(operator), g),
+        *((s, p, o, g) for s, p, o in person_triples(node, operator)),
         (node, HORIS.tool, tool, g),
         (node, PROV.used, doubt, g),
         (node, RDFS.comment, Literal(intent.args), g),
