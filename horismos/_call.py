@@ -26,7 +26,6 @@ from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ._bindings.code_identity import code_said
 from ._bindings.reach import hosts_of
 from ._bindings.wire import json_value
 from ._call_arguments import check_arguments
@@ -76,6 +75,7 @@ from ._policy import (
     given_used,
     given_used_with,
     how_to_approve,
+    other_code,
     refusal,
     server_of,
 )
@@ -889,14 +889,7 @@ def _check_code(tool: Tool, world: World, approval: str, code: str | None) -> No
     issued_for = given_code(world.store, approval)
     if issued_for is None or code is None or issued_for == code:
         return
-    raise _Refused(
-        "refused",
-        "approval_stale",
-        f"the approval given was issued for other code behind {tool.name}: "
-        f"{code_said(issued_for)}, where this call runs {code_said(code)}; it does not hold "
-        "for this code. Approve again with the --tools this call is given: "
-        + how_to_approve(tool.name),
-    )
+    raise _Refused("refused", "approval_stale", other_code(tool, issued_for, code))
 
 
 def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str | None) -> bool:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rdflib import URIRef
 from rdflib.term import Node
 
+from ._bindings import code_of
 from ._bindings.wire import json_value
 from ._catalog import ToolEntry, ToolIndex, binding_problem, missing_env, ordered_args, types_in
 from ._definitions_model import name_fix
@@ -33,9 +34,11 @@ from ._policy import (
     DEFAULT_ALLOW,
     allowed,
     fingerprint,
+    given_code,
     given_print,
     given_used,
     how_to_approve,
+    other_code,
     side_effect,
 )
 from ._world import holds_subject
@@ -212,7 +215,7 @@ def discover(
             "argument in Python)"
         )
     usable = {  # a used-up approval allows nothing: tools call would refuse it
-        given_print(a) for a in approvals if world is None or given_used(world.store, a) is None
+        given_print(a): a for a in approvals if world is None or given_used(world.store, a) is None
     }
     context = _Context(catalog, world, focus, usable, allowed(allow))
     found: list[Discovery] = []
@@ -243,7 +246,7 @@ class _Context:
         catalog: ToolIndex,
         world: World | None,
         focus: str | URIRef | None,
-        approvals: set[str],
+        approvals: dict[str, str],
         allow: frozenset[str],
     ) -> None:
         self.catalog = catalog
@@ -300,7 +303,8 @@ class _Context:
         payload = {k: _json(v) for k, v in bound.items()}
         if tool.requires_approval:
             complete = all(a.name in bound for a in ordered_args(tool) if not a.optional)
-            if not (complete and fingerprint(tool.iri, payload) in self.approvals):
+            given = self.approvals.get(fingerprint(tool.iri, payload)) if complete else None
+            if given is None:
                 blocked.append(
                     {
                         "reason": "approval",
@@ -310,7 +314,21 @@ class _Context:
                         ),
                     }
                 )
+            elif (stale := self._other_code(tool, given)) is not None:
+                blocked.append({"reason": "approval", "message": stale})
         return blocked, bound
+
+    def _other_code(self, tool: Tool, approval: str) -> str | None:
+        """Why ``approval`` does not hold for the code behind ``tool`` here, as the call
+        would refuse it (``approval_stale``); None when it holds: issued naming no code, or
+        the code this catalog's tools resolve to. Listed executable, it was refused."""
+        if self.world is None:
+            return None
+        issued_for = given_code(self.world.store, approval)
+        if issued_for is None:
+            return None
+        code = code_of(tool, self.catalog.agent.tools)
+        return None if code is None or code == issued_for else other_code(tool, issued_for, code)
 
     def _world(self, tool: Tool, bound: dict[str, Node]) -> list[dict[str, str]]:
         """Bind the focus, then check the tool's preconditions in the world."""

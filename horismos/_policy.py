@@ -284,6 +284,19 @@ def given_code(store: Store, approval: str) -> str | None:
     return code_for(store, _given_node(approval))
 
 
+def other_code(tool: Tool, issued_for: str, code: str) -> str:
+    """Why an approval ``tools approve`` issued for the code ``issued_for`` does not hold for
+    a call whose binding runs ``code`` (the same ``python:`` name, another ``--tools``
+    file, or this one edited), and what to do: said alike by the call that refuses it and
+    by discovery, which lists the tool blocked rather than executable."""
+    return (
+        f"the approval given was issued for other code behind {tool.name}: "
+        f"{code_said(issued_for)}, where this call runs {code_said(code)}; it does not hold "
+        "for this code. Approve again with the --tools this call is given: "
+        + how_to_approve(tool.name)
+    )
+
+
 def given_tool(store: Store, approval: str) -> Node | None:
     """The tool ``approval`` (given on the command line) was issued or used for."""
     return next(iter(store.objects(_given_node(approval), HORIS.tool)), None)

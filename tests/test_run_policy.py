@@ -1071,3 +1071,40 @@ def discharge(patient, queue):
     assert unnamed.returncode == 0, unnamed.stdout + unnamed.stderr
     held = horismos(live, *call[:-1], unnamed.stdout.strip())
     assert held.returncode == 0, held.stdout + held.stderr
+
+
+def test_discovery_lists_a_tool_blocked_by_an_approval_issued_for_other_code(tmp_path) -> None:
+    """`tools discover --approval A` beside other code than A was issued for listed the tool
+    executable, and the call it advertised was then refused (`approval_stale`). It is listed
+    blocked, with the call's own reason; beside the code approved, executable."""
+    (tmp_path / "defs.ttl").write_text(PREFIXES + """
+:t.close a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :ref ; horis:type xsd:string ] ] ;
+    horis:binding "python:close" ; horis:requiresApproval true .
+""", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    for folder, ref in (("dry", "DRY"), ("live", "LIVE")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tools.py").write_text(
+            f"def close(patient):\n    return {{'ref': '{ref}'}}\n", encoding="utf-8")
+    store = ("--store", f"oxigraph:{tmp_path / 'S'}")
+    assert horismos(tmp_path, "load", "world.ttl", *store).returncode == 0
+    dry, live = tmp_path / "dry", tmp_path / "live"
+    issued = horismos(dry, "tools", "approve", "t.close", "../defs.ttl", *store, "--args",
+                      '{"patient": ":p1"}', "--tools", "tools.py")
+    assert issued.returncode == 0, issued.stdout + issued.stderr
+    discover = ("tools", "discover", "close patient", "../defs.ttl", *store, "--tools",
+                "tools.py", "--focus", ":p1", "--approval", issued.stdout.strip(),
+                "--include-blocked", "--format", "json")
+    seen = {}
+    for where in (dry, live):
+        found = horismos(where, *discover)
+        assert found.returncode == 0, found.stdout + found.stderr
+        (seen[where.name],) = json.loads(found.stdout)
+    assert seen["dry"]["availability"] == "executable", seen["dry"]
+    assert seen["live"]["availability"] == "blocked", seen["live"]
+    (why,) = seen["live"]["why_blocked"]
+    assert why["reason"] == "approval", why
+    assert "issued for other code behind t.close" in why["message"], why
