@@ -25,6 +25,7 @@ from ._gate import Gate
 from ._hydrate import Hydrated
 from ._individuals import place_individuals
 from ._model import Adapter, McpServer, Workflow
+from ._people import operator_name
 from ._policy import DEFAULT_ALLOW, Policy, allowed, approve
 from ._prechecks import Prechecks, refuse_unmet
 from ._reads import RecordingStore
@@ -516,12 +517,22 @@ class Agent:
         trace: str | Path | Trace | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        operator: str | None = None,
     ) -> Run:
-        """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first.
+        """Continue a waiting instance; ``facts`` (Turtle) answer its wait and land first,
+        naming who gave them (``operator``, by default the operating system's user).
         From a coroutine, ``await agent.aresume(...)``: this one raises UsageError there."""
         _loop.not_in_running_loop("agent.resume()", "write `await agent.aresume(...)` there")
         return _loop.run(
-            self.aresume(world, instance, facts, trace=trace, allow=allow, on_step=on_step)
+            self.aresume(
+                world,
+                instance,
+                facts,
+                trace=trace,
+                allow=allow,
+                on_step=on_step,
+                operator=operator,
+            )
         )
 
     def approve(
@@ -561,11 +572,13 @@ class Agent:
         env: Environment | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
         on_step: Callable[[InstanceRun, StepRecord], None] | None = None,
+        operator: str | None = None,
     ) -> Run:
         """Resume ``instance`` (its IRI, or the short id a run prints) in ``world``.
 
         The facts are a person's input: judged by the domain shapes of every node they touch,
-        they land in their own named graph with human provenance. An instance that is not
+        they land in their own named graph with human provenance, naming who gave them
+        (``operator``, by default the operating system's user). An instance that is not
         waiting, or facts that break the shapes, raise before anything changes.
         """
         world = given_world(world)
@@ -589,6 +602,8 @@ class Agent:
                 waiting = prepare(
                     self.definitions, self._gate, reads, iid, triples, reads.store.types
                 )
+                if triples:  # who answers the wait, recorded with the answer
+                    waiting.operator = operator_name(operator)
                 runner = self.runner(
                     reads, trace, env, recorded=False, policy=Policy(allowed(allow))
                 )

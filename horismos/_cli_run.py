@@ -218,6 +218,12 @@ def resume_arguments(p: argparse.ArgumentParser) -> None:
         "definitions' prefixes are declared. Without it the wait's horis:until "
         "and horis:timeout are only checked again",
     )
+    p.add_argument(
+        "--operator",
+        metavar="NAME",
+        help="who gives the --facts, recorded with them (default: the operating system's "
+        "user running this command)",
+    )
     _execution_options(p, "resume")
 
 
@@ -260,6 +266,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 trace=args.trace or Trace(kept=False),  # else no digest asked
                 allow=args.allow.split(","),
                 on_step=view.step,
+                operator=args.operator,
             )
             view.summary(run, table=False)
         if not args.out and not world.store.persistent:  # resumed from the file, acts again

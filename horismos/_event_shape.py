@@ -69,7 +69,7 @@ _SHAPES: dict[str, dict[str, _Kinds]] = {
         "status": _TEXT,
         "blocked_at": _TEXT,
     },
-    "resume": {"instance": _TEXT, "step": _TEXT, "facts": _LIST},
+    "resume": {"instance": _TEXT, "step": _TEXT, "facts": _LIST, "operator": _TEXT},
     "step": {
         "instance": _TEXT,
         "step": _TEXT,

@@ -655,6 +655,8 @@ async def _drive(
                 )
             except (UsageError, GateRejected) as e:
                 raise recorder.divergence(1, "facts", resumed.get("facts"), str(e)) from None
+            # who answered, as recorded (a trace from before answers named one names none)
+            waiting.operator = resumed.get("operator")
         workflow = defs.workflows[URIRef(header["workflow"])]
         runner.header(
             workflow,

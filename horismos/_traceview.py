@@ -20,6 +20,7 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._event_shape import reading
+from ._people import person_triples
 from ._run_counts import instance_status
 from ._stores import outlives_process
 from ._terms import iri_problem
@@ -150,9 +151,10 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
         return [line]
     if kind == "resume":  # a wait answered: by which facts (none: woken by time or rule)
         facts = e.get("facts") or []
+        who = f" (given by {e['operator']})" if facts and e.get("operator") else ""
         return [
             f"resume of instance {short(e.get('instance'))[:8]} at {name(str(e.get('step')))}"
-            + (", answered by:" if facts else ", with no facts")
+            + (f", answered{who} by:" if facts else ", with no facts")
         ] + [f"    {_named_terms(str(f), name)}" for f in facts]
     if kind == "refused":  # a catalog call refused before any call: why
         return [f"  refused {name(str(e.get('tool')))}: {e.get('kind')}: {e.get('message')}"]
@@ -678,6 +680,8 @@ def _answer_triples(e: Mapping[str, Any], wait: URIRef | None) -> list[tuple[Nod
         triples += [(act, PROV.startedAtTime, when), (act, PROV.endedAtTime, when)]
     if wait is not None:
         triples.append((act, PROV.wasInformedBy, wait))
+    if e.get("operator"):  # who answered, as the world records it
+        triples += person_triples(act, str(e["operator"]))
     return triples
 
 

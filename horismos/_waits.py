@@ -37,6 +37,7 @@ from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
 from ._near_names import closest_term
+from ._people import person_triples
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stored_instances import OpenWait, StoredInstance, open_wait, read_instance
@@ -231,6 +232,10 @@ class Waiting:
     stored: StoredInstance
     step: Step
     facts: list[tuple[Node, Node, Node]]
+    operator: str | None = None
+    """Who gave the facts (:func:`~._people.operator_name`), recorded with them as their
+    activity's ``prov:wasAssociatedWith`` and in the trace's resume event; None: nobody is
+    named (a replay of a trace recorded before answers named one)."""
 
     @property
     def version(self) -> int:
@@ -280,6 +285,9 @@ class Waiting:
             at,
             kinds=(),
         )
+        if self.operator is not None:  # who answered: an incident's first question
+            meta += person_triples(activity, self.operator)
+            fields["operator"] = self.operator
         iid = self.stored.instance
         guard = (
             (iid, HORIS.version, Literal(self.version), INSTANCES),

@@ -69,12 +69,13 @@ def test_a_resume_shows_the_instance_the_wait_and_the_facts_that_answered_it(
     assert waiting is not None, run.stdout
     done = horismos("resume", *REBOOKING, "--world", "after.trig", *REBOOKING_TOOLS,
                     "--instance", waiting.group(1), "--facts", ":booking2 :operatorChoice :VS3 .",
-                    "--trace", "resumed.jsonl", cwd=tmp_path)
+                    "--trace", "resumed.jsonl", "--operator", "ops desk", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = horismos("trace", "show", "resumed.jsonl", *REBOOKING, cwd=tmp_path)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     lines = shown.stdout.splitlines()
-    at = lines.index(f"resume of instance {waiting.group(1)} at :AskOperator, answered by:")
+    at = lines.index(f"resume of instance {waiting.group(1)} at :AskOperator, answered "
+                     "(given by ops desk) by:")
     assert lines[at + 1] == "    :booking2 :operatorChoice :VS3 ."
 
 

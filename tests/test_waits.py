@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -503,6 +504,32 @@ def test_a_resume_trace_replays_the_same(leave, tmp_path) -> None:
     )
     report = replay(tmp_path / "resume.jsonl", agent)
     assert not report.diverged, str(report)
+
+
+WHO_ANSWERED = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?who WHERE { GRAPH ?g { ?g prov:wasGeneratedBy ?a .
+                               ?a prov:wasAssociatedWith ?p . ?p rdfs:label ?who } }
+"""
+
+
+def test_an_answer_names_who_gave_it_and_replays_naming_them(leave, tmp_path) -> None:
+    """The facts answering a wait landed with human provenance and no person: a reviewer
+    asking who approved the leave read when and what, never who. They name the operator
+    (``operator=``, ``--operator``, else the OS user), in the world and in the trace's resume
+    event, and the trace replays the same (one recorded before names none, and replays so)."""
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    agent.resume(world, waiting.instance, facts=":req1 :approvedBy :grace .",
+                 trace=tmp_path / "resume.jsonl", operator="grace hopper")
+    assert [str(r["who"]) for r in world.store.select(WHO_ANSWERED, {}, {})] == ["grace hopper"]
+    events = [json.loads(line) for line in (tmp_path / "resume.jsonl").read_text().splitlines()]
+    (resumed,) = [e for e in events if e["type"] == "resume"]
+    assert resumed["operator"] == "grace hopper"
+    assert not replay(tmp_path / "resume.jsonl", agent).diverged
+    shown = horismos_forked(tmp_path, "trace", "show", "resume.jsonl")
+    assert "answered (given by grace hopper) by:" in shown.stdout, shown.stdout + shown.stderr
 
 
 # -- a proposal's choice survives the wait ------------------------------------------------------
