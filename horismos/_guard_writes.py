@@ -30,7 +30,7 @@ from rdflib import RDF, URIRef, Variable
 from ._model import ActionStep, Tool
 from ._term_kinds import algebra_triples
 
-__all__ = ["Unclosed", "negated_groups", "negated_triples", "unclosed_guard"]
+__all__ = ["Unclosed", "negated_groups", "negated_triples", "negations", "unclosed_guard"]
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,25 @@ def negated_triples(algebra: Any) -> list[tuple[Any, URIRef, Any]]:
 def negated_groups(algebra: Any, *, minus: bool = True) -> list[Any]:
     """The parsed groups every solution of ``algebra`` must find no match of, as
     :func:`negated_triples` finds them; a ``MINUS``'s only with ``minus``."""
-    found: list[Any] = []
+    return [group for _, group in negations(algebra, minus=minus)]
+
+
+def negations(algebra: Any, *, minus: bool = True) -> list[tuple[str, Any]]:
+    """:func:`negated_groups` with how each is written, ``"FILTER NOT EXISTS"`` (also for
+    ``FILTER (!EXISTS …)``) or ``"MINUS"``: what a finding about one of them names."""
+    found: list[tuple[str, Any]] = []
     stack = [algebra]
     while stack:
         x = stack.pop()
         name = getattr(x, "name", None)
         negated = x.expr if name == "UnaryNot" else None
         if negated is not None and getattr(negated, "name", None) == "Builtin_EXISTS":
-            found.append(negated.graph)
+            found.append(("FILTER NOT EXISTS", negated.graph))
         elif name == "Builtin_NOTEXISTS":
-            found.append(x.graph)
+            found.append(("FILTER NOT EXISTS", x.graph))
         elif name == "Minus":
             if minus:
-                found.append(x.p2)
+                found.append(("MINUS", x.p2))
             stack.append(x.p1)
         elif name in _PASSING:
             continue

@@ -19,6 +19,7 @@ from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
 from ._compared_kinds import CrossedDatatypes, Side, crossed_comparisons, crossed_datatypes
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
 from ._define_patterns import PatternReading, variable_needle
+from ._guard_writes import negations
 from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
 from ._term_kinds import algebra_literals, object_kind, pattern_nodes, range_class
@@ -67,6 +68,15 @@ def _outcome(
     if needed:
         return "the FILTER is never true"
     return f"{test} never holds" if whole else "that comparison never holds"
+
+
+def _excludes_nothing(negation: str) -> str:
+    """What a ``negation`` (``FILTER NOT EXISTS``, ``MINUS``) whose group never matches
+    does: it takes nothing away, so the pattern holds as if it were not written."""
+    return (
+        f"so the {negation} never finds it and excludes nothing: the pattern holds as if "
+        "it were not written"
+    )
 
 
 _IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
@@ -173,55 +183,91 @@ class PatternValueChecks(PatternReading):
         FILTER true there."""
         seen: set[tuple[Node, URIRef, Literal]] = set()
         for owner, holder, pred, algebra in self.parsed_patterns():
-            matches = literal_matches(algebra)
-            binders: dict[tuple[str, Literal, bool], set[URIRef]] = {}
-            for m in matches:
-                if m.var is not None:
-                    binders.setdefault((m.var, m.literal, m.as_string), set()).add(m.property)
-            lists: set[tuple[str, InList]] = set()
-            for m in matches:
-                prop, lit, var = m.property, m.literal, m.var
-                if (holder, prop, lit) in seen or (var, m.in_list) in lists:
-                    continue
-                refusal = self.match_refusal(m, prop)
-                if refusal is None or (
-                    var is not None
-                    and any(
-                        self.match_refusal(m, q) != refusal
-                        for q in binders[(var, lit, m.as_string)]
-                    )
-                ):
-                    continue
-                seen.add((holder, prop, lit))
-                if refusal == "node" and self.every_member_a_literal(m, binders):
-                    lists.add((cast(str, var), cast(InList, m.in_list)))
-                    self.node_literals(owner, holder, pred, m)
-                    continue
-                if refusal == "node":
-                    self.node_literal(owner, holder, pred, m)
-                    continue
-                given = literal_datatype(lit)
-                r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
-                written = turtle_term(lit, self.n)
-                is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
-                self.at_text(
-                    "warning",
-                    re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
-                    owner,
-                    f"{self.n(pred)}: {self.n(prop)} has rdfs:range {self.n(r)}, but "
-                    + (
-                        f"the pattern matches it with {written}, {is_a}, which no value of "
-                        f"{self.n(prop)} equals, so the pattern never holds"
-                        if var is None
-                        else f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
-                        f"which is never equal to or ordered with a value of {self.n(r)}, so "
-                        + _comparison_outcome(m, f"?{var}", written)
-                    ),
-                    literal_hint(lit, r, self.n),
-                    (holder, pred),
-                    after="" if var is None else "FILTER",
-                    also=written,
+            self.refused_literals(owner, holder, pred, literal_matches(algebra, minus=False), seen)
+            for kind, group in negations(algebra):
+                self.refused_literals(
+                    owner, holder, pred, literal_matches(group, minus=False), seen, kind
                 )
+
+    def refused_literals(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        matches: list[LiteralMatch],
+        seen: set[tuple[Node, URIRef, Literal]],
+        negation: str | None = None,
+    ) -> None:
+        """:meth:`check_pattern_literals` of one group's ``matches``. Inside a ``negation``
+        (``FILTER NOT EXISTS``, ``MINUS``) a match no value meets makes it find nothing, so
+        it excludes nothing: the guard against acting twice, or on a reserved book, lets
+        every instance through — said only of a match the group needs (a triple, a FILTER's
+        ``=`` joined by ``&&``), the one way it says that."""
+        binders: dict[tuple[str, Literal, bool], set[URIRef]] = {}
+        for m in matches:
+            if m.var is not None:
+                binders.setdefault((m.var, m.literal, m.as_string), set()).add(m.property)
+        lists: set[tuple[str, InList]] = set()
+        for m in matches:
+            prop, lit, var = m.property, m.literal, m.var
+            if (holder, prop, lit) in seen or (var, m.in_list) in lists:
+                continue
+            if (
+                negation is not None
+                and var is not None
+                and (m.op == "!=" or not m.needed or m.in_list is not None)
+            ):
+                continue
+            refusal = self.match_refusal(m, prop)
+            if refusal is None or (
+                var is not None
+                and any(
+                    self.match_refusal(m, q) != refusal for q in binders[(var, lit, m.as_string)]
+                )
+            ):
+                continue
+            seen.add((holder, prop, lit))
+            if refusal == "node" and negation is None and self.every_member_a_literal(m, binders):
+                lists.add((cast(str, var), cast(InList, m.in_list)))
+                self.node_literals(owner, holder, pred, m)
+                continue
+            if refusal == "node":
+                self.node_literal(owner, holder, pred, m, negation)
+                continue
+            given = literal_datatype(lit)
+            r = cast(URIRef, range_refusing(given, self.g.objects(prop, RDFS.range)))
+            written = turtle_term(lit, self.n)
+            is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
+            if negation is not None:
+                said = (
+                    f"the {negation} matches it with {written}, {is_a}, which no value of "
+                    f"{self.n(prop)} equals"
+                    if var is None
+                    else f"the FILTER inside the {negation} compares ?{var} (its value) with "
+                    f"{written}, {is_a}, which is never equal to or ordered with a value of "
+                    f"{self.n(r)}"
+                ) + f", {_excludes_nothing(negation)}"
+            elif var is None:
+                said = (
+                    f"the pattern matches it with {written}, {is_a}, which no value of "
+                    f"{self.n(prop)} equals, so the pattern never holds"
+                )
+            else:
+                said = (
+                    f"the FILTER compares ?{var} (its value) with {written}, {is_a}, "
+                    f"which is never equal to or ordered with a value of {self.n(r)}, so "
+                    + _comparison_outcome(m, f"?{var}", written)
+                )
+            self.at_text(
+                "warning",
+                re.escape(written) if var is None else rf"[?$]{re.escape(var)}\b",
+                owner,
+                f"{self.n(pred)}: {self.n(prop)} has rdfs:range {self.n(r)}, but {said}",
+                literal_hint(lit, r, self.n),
+                (holder, pred),
+                after="" if var is None else "FILTER",
+                also=written,
+            )
 
     def check_compared_kinds(self) -> None:
         """A FILTER ordering or equating a variable holding nodes with one holding literals
@@ -336,13 +382,21 @@ class PatternValueChecks(PatternReading):
             return None
         return "range"
 
-    def node_literal(self, owner: Node, holder: Node, pred: URIRef, m: LiteralMatch) -> None:
+    def node_literal(
+        self,
+        owner: Node,
+        holder: Node,
+        pred: URIRef,
+        m: LiteralMatch,
+        negation: str | None = None,
+    ) -> None:
         """A pattern holding ``m``'s property, whose values are nodes, to its literal: as
         ``?s prop lit``, in a FILTER comparing ``?var`` with it (``!=`` is then always true,
         the others never), or ``str(?var)``, the text of the node's IRI, which is never the
         literal (no IRI's text, :meth:`match_refusal`). A warning, with the node of that
         name the files declare (``:urgent`` for ``"urgent"``), else one of that name in the
-        range's namespace."""
+        range's namespace. Inside a ``negation`` (``FILTER NOT EXISTS``, ``MINUS``), that
+        negation finds nothing, so it excludes nothing."""
         prop, lit, var = m.property, m.literal, m.var
         written = turtle_term(lit, self.n)
         meant = self.meant_node(prop, lit)
@@ -358,8 +412,16 @@ class PatternValueChecks(PatternReading):
             owner,
             f"{self.n(pred)}: {self.n(prop)}'s values are nodes, but "
             + (
-                f"the pattern matches it with {written}, a literal, which no node equals, so "
-                "the pattern never holds"
+                f"the {negation} "
+                + (
+                    f"matches it with {written}, a literal, which no node equals"
+                    if var is None
+                    else f"holds a FILTER comparing {compared}"
+                )
+                + f", {_excludes_nothing(negation)}"
+                if negation is not None
+                else f"the pattern matches it with {written}, a literal, which no node equals, "
+                "so the pattern never holds"
                 if var is None
                 else f"the FILTER compares {compared}, so "
                 + _comparison_outcome(m, f"str(?{var})" if m.as_string else f"?{var}", written)

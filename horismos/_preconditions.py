@@ -556,15 +556,17 @@ def _comparisons(expr: Any, needed: bool = True, enough: bool = True) -> list[_C
     return found
 
 
-def literal_matches(node: Any) -> list[LiteralMatch]:
+def literal_matches(node: Any, *, minus: bool = True) -> list[LiteralMatch]:
     """Where a SPARQL algebra ``node`` holds a property's values to a literal: each triple
     pattern ``?s :p "lit"``, and each FILTER comparison of ``?var`` (or ``str(?var)``) with
     a literal for every ``?s :p ?var`` of the FILTER's group (none when a triple of the group
     binds ``?var`` through a variable or a path: what it takes is unknown). What the
     property's rdfs:range says its values are can then be held against the literal; a
-    variable several properties bind (in a ``UNION``'s branches) is judged by all of them."""
+    variable several properties bind (in a ``UNION``'s branches) is judged by all of them.
+    Without ``minus``, not inside a ``MINUS``: a match there that never holds takes nothing
+    away, where one outside it leaves the pattern no solution."""
     found: list[LiteralMatch] = []
-    for group in _groups(node):
+    for group in _groups(node, minus=minus):
         if group.name == "BGP":
             found += [
                 LiteralMatch(p, o)
@@ -650,11 +652,14 @@ def _string_calls(expr: Any) -> list[CompValue]:
     return [expr, *inner] if expr.name.removeprefix("Builtin_") in _STRING_ARGUMENT else inner
 
 
-def _groups(node: Any) -> list[CompValue]:
-    """Every group of a SPARQL algebra ``node``, nested ones too, each before those in it."""
-    if getattr(node, "name", None) is None:
+def _groups(node: Any, *, minus: bool = True) -> list[CompValue]:
+    """Every group of a SPARQL algebra ``node``, nested ones too, each before those in it;
+    without ``minus``, none a ``MINUS`` takes away."""
+    name = getattr(node, "name", None)
+    if name is None:
         return []
-    return [node, *(g for key in ("p", "p1", "p2") for g in _groups(node.get(key)))]
+    keys = ("p", "p1") if name == "Minus" and not minus else ("p", "p1", "p2")
+    return [node, *(g for key in keys for g in _groups(node.get(key), minus=minus))]
 
 
 def _filter_binders(group: CompValue) -> list[tuple[CompValue, Callable[[str], list[URIRef]]]]:
