@@ -6,16 +6,18 @@ here by reading the pattern, not when the tool is called."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
-from rdflib import RDF, RDFS, URIRef
+from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node, Variable
 
 from ._argument_datatypes import refused_by, written_as
-from ._datatypes import DATATYPES, derives_from
+from ._datatypes import DATATYPES, derives_from, literal_datatype, literal_hint, turtle_term
 from ._define_patterns import PatternReading, variable_needle
 from ._model import ActionStep, Arg, ProposalStep, Tool
-from ._preconditions import group_triples
+from ._preconditions import bound_constant, group_triples
+from ._sources import literal_warnings_off
 from ._term_kinds import range_class, value_kinds
 from ._vocab import HORIS
 
@@ -160,6 +162,8 @@ class ArgumentChecks(PatternReading):
                 var = step.var_for(a.name)
                 if var == "this":
                     continue
+                if self.check_bound_constant(step, a, var, algebra):
+                    continue
                 if not a.is_class:
                     self.check_argument_datatype(step, a, var, algebra)
                     continue
@@ -176,6 +180,63 @@ class ArgumentChecks(PatternReading):
                     step.iri,
                     (step.iri, HORIS.requires),
                 )
+
+    def check_bound_constant(self, step: ActionStep, a: Arg, var: str, algebra: Any) -> bool:
+        """An argument given from a variable its step's pattern gives one constant with
+        ``BIND`` (``BIND("14" AS ?days)`` for an ``xsd:integer``, ``BIND(:loan1 AS ?days)``,
+        ``BIND("loan1" AS ?loan)`` for a :Loan) that the call never takes, as it judges it
+        (:mod:`._argument_datatypes`): every call is refused, each instance failing there or
+        taking its ``horis:onError``, after the steps before it have acted. An error at the
+        BIND's line, with the value to write; whether one was said."""
+        if step.tool is None:
+            return False
+        value = bound_constant(algebra, var)
+        if value is None:
+            return False
+        name = step.tool.name
+        if a.is_class:
+            if not isinstance(value, Literal):
+                return False
+            said, hint = (
+                f"{turtle_term(value, self.n)}, a literal",
+                f"BIND a node of {self.n(a.type)} (:name, without quotes) to ?{var}",
+            )
+        elif a.type not in DATATYPES or a.type == RDFS.Literal:
+            return False
+        elif isinstance(value, Literal):
+            given = literal_datatype(value)
+            if not refused_by(a.type, (given,)):
+                return False
+            is_a = "a string" if given == XSD.string else f"a literal of {self.n(given)}"
+            said = f"{turtle_term(value, self.n)}, {is_a}"
+            with literal_warnings_off():
+                fits = not Literal(str(value), datatype=a.type).ill_typed
+            hint = (
+                literal_hint(value, a.type, self.n)
+                if fits
+                else f"BIND a value of {self.n(a.type)} to ?{var}, or declare "
+                f'"{a.name}" horis:type {self.n(given)}'
+            )
+        else:
+            said = f"{self.n(value)}, a node"
+            hint = f"BIND a literal of {self.n(a.type)} to ?{var}"
+        self.at_text(
+            "error",
+            rf"(?i)\bAS\s+[?$]{re.escape(var)}\b",
+            step.iri,
+            f'horis:requires binds ?{var} to {said}, but it gives argument "{a.name}" of '
+            f"{name}, which takes "
+            + (f"a node of {self.n(a.type)}" if a.is_class else f"a literal of {self.n(a.type)}")
+            + (
+                self.only_exactly(a.type, literal_datatype(value))
+                if isinstance(value, Literal) and not a.is_class
+                else ""
+            )
+            + ": every call is refused, after the steps before it have acted",
+            hint,
+            (step.iri, HORIS.requires),
+        )
+        return True
 
     def check_argument_datatype(self, step: ActionStep, a: Arg, var: str, algebra: Any) -> None:
         """A datatype argument given from the object of a property whose values it never

@@ -897,6 +897,31 @@ def elements(text: str) -> list[str]:
         return [text.strip()]
 
 
+def bound_constant(algebra: Any, var: str) -> Literal | URIRef | None:
+    """The one constant every solution of ``algebra`` gives ``?var`` by a ``BIND`` of its
+    own group (``BIND("14" AS ?days)``), or None: bound otherwise, by an expression, or only
+    in an ``OPTIONAL``, a ``UNION``'s branch, a ``MINUS`` or an ``EXISTS``, where other
+    solutions may give it another value or none."""
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        if name == "Extend" and str(x.var) == var:
+            expr = x.expr
+            return expr if isinstance(expr, Literal | URIRef) else None
+        if name in ("Union", "Minus", "Builtin_EXISTS", "Builtin_NOTEXISTS"):
+            if name == "Minus":
+                stack.append(x.p1)
+            continue
+        if name == "LeftJoin":
+            stack.append(x.p1)
+        elif name in ("Extend", "Filter", "Project", "Distinct", "Reduced", "Slice"):
+            stack.append(x.p)
+        elif name in ("Join", "SelectQuery"):
+            stack.extend(x[k] for k in ("p", "p1", "p2") if k in x)
+    return None
+
+
 def pattern_groups(node: Any) -> list[CompValue]:
     """Every group of a SPARQL algebra ``node``, nested ones too (:func:`_groups`)."""
     return _groups(node)
