@@ -22,6 +22,7 @@ from typing import Any
 from rdflib import OWL, RDF, RDFS, Graph, URIRef
 
 from ._adapter_decl import read_adapters
+from ._any_answer import any_answers
 from ._datatypes import literal_hint, range_refusing
 from ._define_tools import ToolBuilding
 from ._define_workflows import WorkflowBuilding
@@ -184,6 +185,8 @@ class _Builder(
                 self.hazard(h)
             written = written_before(self.defs.workflows)
             for h in held_waits(self.defs.steps, written, self.n):
+                self.hazard(h)
+            for h in any_answers(self.defs.steps, self.g, self.n):
                 self.hazard(h)
             for h in tripped_guards(self.defs.steps, self.defs.workflows, written, self.n):
                 self.hazard(h)
