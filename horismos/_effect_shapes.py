@@ -306,6 +306,7 @@ def contradictions(
         pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
         if (shape, SH.path, None) in g:  # a property shape targeted itself
             pshapes.append(shape)
+        found += _closed_out(g, tool, shape, asserts, name)
         for pshape in pshapes:
             path = g.value(pshape, SH.path)
             for node, a in asserts:
@@ -340,6 +341,43 @@ def contradictions(
                     )
                 )
     return found
+
+
+def _closed_out(
+    g: Graph,
+    tool: str,
+    shape: Node,
+    asserts: list[tuple[Node, Assertion]],
+    name: Callable[[Node], str],
+) -> list[Contradiction]:
+    """Each of ``asserts`` a ``sh:closed true`` ``shape`` does not allow: no ``sh:property``
+    of it has the property as its ``sh:path``, nor do its ``sh:ignoredProperties`` list it
+    (as the gate's closed check reads them, deactivated property shapes too). The shape is
+    the likelier mistake (``:renewedAt``, the time stamp, left out of the list), so it is said
+    at its ``sh:closed``."""
+    flag = g.value(shape, SH.closed)
+    if not (isinstance(flag, Literal) and flag.value is True):
+        return []
+    allowed: set[Node] = {
+        p for prop in g.objects(shape, SH.property) for p in g.objects(prop, SH.path)
+    }
+    for ignored in g.objects(shape, SH.ignoredProperties):
+        allowed.update(list_members(g, ignored))
+    return [
+        Contradiction(
+            node,
+            f"the effect writes {name(a.property)} as {_written(a).said(name)}, but shape "
+            f"{name(shape)} requires only the properties its sh:property shapes name (sh:closed "
+            f"true), and none names {name(a.property)}: the gate would reject every call of "
+            f"{tool} that writes it, after the tool has acted",
+            f"add sh:property [ sh:path {name(a.property)} ] to shape {name(shape)} (or list "
+            f"it in its sh:ignoredProperties), or drop {name(a.property)} from the effect",
+            a.optional,
+            (shape, SH.closed, flag),
+        )
+        for node, a in asserts
+        if a.property not in allowed
+    ]
 
 
 def refusing(
