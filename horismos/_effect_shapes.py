@@ -132,6 +132,8 @@ class _Forbidden:
     why: str
     hint: str
     at: Where | None = None
+    maybe: bool = False
+    """Some values may meet it: a node of the effect's class may be of the shape's too."""
 
 
 def _class_of_literal(
@@ -280,6 +282,29 @@ def _forbids(
         _refused(g, pshape, w, name)
         or _untagged(g, pshape, w, name)
         or _class_of_literal(g, pshape, w, name)
+        or _unrelated_class(g, pshape, w, name)
+    )
+
+
+def _unrelated_class(
+    g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]
+) -> _Forbidden | None:
+    """An ``sh:class`` judging a node the effect declares of a class neither it nor a
+    subclass of it is (``horis:type :Book`` under ``sh:class :Genre``): the gate takes the
+    node only if the world also types it of the shape's class, which a book seldom is. A
+    warning (``maybe``): a node may be of two unrelated classes."""
+    cls = g.value(pshape, SH["class"])
+    if w.kind != "node" or w.value is not None or w.cls is None or not isinstance(cls, URIRef):
+        return None
+    if cls in g.transitive_objects(w.cls, RDFS.subClassOf) or w.cls in g.transitive_objects(
+        cls, RDFS.subClassOf
+    ):
+        return None
+    return _Forbidden(
+        f"sh:class {name(cls)}, a class {name(w.cls)} is unrelated to (unless the world types "
+        f"each value of both)",
+        f"write horis:type {name(cls)} in the effect, or sh:class {name(w.cls)} in the shape",
+        maybe=True,
     )
 
 
@@ -336,7 +361,7 @@ def contradictions(
                         f"{name(shape)} requires {forbidden.why}: the gate would reject every "
                         f"call of {tool} that writes it, after the tool has acted",
                         forbidden.hint,
-                        a.optional,
+                        a.optional or forbidden.maybe,
                         forbidden.at,
                     )
                 )
