@@ -217,6 +217,22 @@ class _Builder(
                     if reached == target
                     else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
                 )
+                at_step = self.defs.steps.get(reached)
+                if isinstance(at_step, ActionStep) and not (
+                    at_step.requires and proposal.as_var in at_step.requires.binds
+                ):  # nothing binds it there: the step fails, it acts on nothing
+                    self.warn(
+                        proposal.iri,
+                        f"{way} reads {var}: this proposal binds it only when its choice is "
+                        f"taken, and on the horis:{how} nothing was chosen and nothing on the "
+                        f"way gives {var}, so {self.n(reached)} fails there, its argument not "
+                        "given, and the instance fails or takes its horis:onError",
+                        f"have {self.n(reached)} read the answer that gives {var} in its "
+                        f"horis:requires (the triple of a wait's horis:until that names {var}), "
+                        f"or send horis:{how} to a step that does not read {var}",
+                        at=(proposal.iri, pred, target),
+                    )
+                    continue
                 self.warn(
                     proposal.iri,
                     f"{way} reads {var}: this proposal binds it only when its choice is "

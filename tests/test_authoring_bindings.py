@@ -251,6 +251,33 @@ def test_a_step_after_the_fallback_that_reads_the_choice_is_a_warning(tmp_path: 
     assert w.hint is not None and w.hint.startswith("lead :AskOperator on to a step")
 
 
+def test_a_step_after_the_fallback_that_no_pattern_gives_the_choice_fails_there(
+    tmp_path: Path,
+) -> None:
+    # The operator's wait went on to :RebookOnProposal, whose pattern never names ?option (the
+    # carrier check dropped): the warning said its pattern "binds ?option itself, to any node
+    # it allows, and the tool acts on an option neither the model nor a person chose"; the run
+    # failed there instead, "argument "flight" of airline.rebook is not bound".
+    path, _ = edited(tmp_path, REBOOKING, "    horis:next :RebookOnOperatorChoice .",
+                     "    horis:next :RebookOnProposal .")
+    text = path.read_text(encoding="utf-8")
+    carrier = "?option :operatedBy ?carrier . ?carrier :acceptsRebooking true .\n"
+    assert text.count(carrier) == 1
+    path.write_text(text.replace(carrier, ""), encoding="utf-8")
+    [w] = [p for p in problems(path, REBOOKING) if p.node == ":ProposeFlight"]
+    assert w.message == (
+        "horis:fallback :AskOperator leads on to :RebookOnProposal, which reads ?option: this "
+        "proposal binds it only when its choice is taken, and on the horis:fallback nothing was "
+        "chosen and nothing on the way gives ?option, so :RebookOnProposal fails there, its "
+        "argument not given, and the instance fails or takes its horis:onError"
+    )
+    assert w.hint == (
+        "have :RebookOnProposal read the answer that gives ?option in its horis:requires (the "
+        "triple of a wait's horis:until that names ?option), or send horis:fallback to a step "
+        "that does not read ?option"
+    )
+
+
 # -- step budgets -----------------------------------------------------------------------------
 
 
