@@ -70,7 +70,7 @@ from ._model import (
     ways_out,
 )
 from ._preconditions import Precondition
-from ._term_kinds import algebra_triples, negated_reads, read_terms
+from ._term_kinds import algebra_triples, gating_reads, negated_reads
 from ._vocab import HORIS
 
 __all__ = [
@@ -444,7 +444,7 @@ def _reads_and_writes(
         return None
     read: set[URIRef] = set()
     for pre in _patterns(step):
-        got = read_terms(pre.select.algebra)
+        got = gating_reads(pre.select.algebra)
         if got is None:
             return None
         read |= got

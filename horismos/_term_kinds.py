@@ -142,6 +142,69 @@ def read_terms(algebra: Any) -> set[URIRef] | None:
     return read
 
 
+def gating_reads(algebra: Any) -> set[URIRef] | None:
+    """:func:`read_terms` of what can stop a parsed pattern from holding: an ``OPTIONAL`` none
+    of whose own variables is read outside it (by a ``FILTER``, a ``BIND``, a triple) never
+    does — ``OPTIONAL { ?this :paidRef ?ref . BIND(CONCAT("paid: ", ?ref) AS ?note) }`` holds
+    before the payment and after it alike — so what it reads is left out. One whose variable a
+    ``FILTER (!BOUND(?t))`` tests is kept: that is a guard."""
+    drop = _ungating_optionals(algebra)
+    return read_terms(_without_optionals(algebra, drop) if drop else algebra)
+
+
+_NOT_TERMS = ("_vars", "PV")
+"""Keys of a parsed pattern that list variables without reading them."""
+
+
+def _variables(x: Any, skip: Iterable[int] = ()) -> set[Variable]:
+    """The variables ``x`` mentions, outside the parts whose ids are in ``skip``."""
+    skipped = set(skip)
+    found: set[Variable] = set()
+    stack = [x]
+    while stack:
+        y = stack.pop()
+        if isinstance(y, Variable):
+            found.add(y)
+        elif id(y) in skipped:
+            continue
+        elif isinstance(y, Mapping):
+            stack.extend(v for k, v in y.items() if k not in _NOT_TERMS)
+        elif isinstance(y, list | tuple | set | frozenset):
+            stack.extend(y)
+    return found
+
+
+def _ungating_optionals(algebra: Any) -> set[int]:
+    """The ids of the ``OPTIONAL`` (``LeftJoin``) nodes of ``algebra`` none of whose own
+    variables (those its optional part binds that the part before it does not) the rest of
+    the pattern mentions: they never make it fail."""
+    found: set[int] = set()
+    for x in algebra_parts(algebra):
+        if getattr(x, "name", None) != "LeftJoin":
+            continue
+        own = _variables(x.p2) - _variables(x.p1)
+        rest = _variables(algebra, (id(x.p2), id(x.get("expr"))))
+        if not own & rest:
+            found.add(id(x))
+    return found
+
+
+def _without_optionals(x: Any, drop: set[int]) -> Any:
+    """``x`` with each ``LeftJoin`` whose id is in ``drop`` replaced by the part before it."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(x, CompValue):
+        if id(x) in drop:
+            return _without_optionals(x.p1, drop)
+        copy = CompValue(x.name)
+        for key, value in x.items():
+            copy[key] = _without_optionals(value, drop)
+        return copy
+    if isinstance(x, list | tuple):
+        return type(x)(_without_optionals(y, drop) for y in x)
+    return x
+
+
 _UNGATING = frozenset(
     {"Union", "Builtin_EXISTS", "ConditionalOrExpression", "UnaryNot", "Builtin_IF"}
 )

@@ -16,7 +16,14 @@ import pytest
 from forked import horismos_forked
 from rdflib import Namespace
 
-from horismos import Agent, InstanceFailed, StepBudgetExceeded, World, load_definitions
+from horismos import (
+    Agent,
+    AuthoringError,
+    InstanceFailed,
+    StepBudgetExceeded,
+    World,
+    load_definitions,
+)
 from horismos._model import DEFAULT_MAX_STEPS
 
 EX = Namespace("http://example.org/feed#")
@@ -232,6 +239,14 @@ def test_a_budget_too_small_for_a_path_without_a_loop_does_not_name_one(tmp_path
     pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this :touched ?t }", False,
                  id="reads-a-super-property-of-it"),
     pytest.param("?this ?p true .", False, id="reads-what-cannot-be-told"),
+    # an OPTIONAL never makes the pattern fail: what only it reads ends nothing (the expense
+    # notice reading the payment's reference paid the claimant again each time round)
+    pytest.param("?this :hasMore true . OPTIONAL { ?this :fetchedAt ?t . BIND(STR(?t) AS ?s) }",
+                 True, id="reads-what-the-tool-writes-only-in-an-optional"),
+    pytest.param("?this :hasMore true . OPTIONAL { ?this :fetchedAt ?t } FILTER (!BOUND(?t))",
+                 False, id="an-optional-a-filter-requires-empty"),
+    pytest.param("?this :hasMore true . OPTIONAL { ?this :fetchedAt ?t } ?t :x ?y .", False,
+                 id="an-optional-whose-variable-a-later-triple-reads"),
     pytest.param("?this a :Feed ; :hasMore true .", True, id="tests-a-class-nothing-entails"),
     pytest.param("?this :hasMore true . FILTER NOT EXISTS { ?this a :Seen }", False,
                  id="tests-a-class-the-domain-of-what-it-writes-entails"),
@@ -284,6 +299,21 @@ def test_a_cycle_that_never_ends_through_a_tool_that_is_not_idempotent_is_not_ru
     write(tmp_path, approved)  # a person says yes to each call: warned of, not refused
     found = load_definitions([tmp_path / "defs.ttl"]).warnings
     assert any("never ends by itself" in p.message for p in found), found
+
+
+def test_a_cycle_ended_only_by_an_optional_read_through_a_tool_that_acts_is_not_run(
+    tmp_path,
+) -> None:
+    """The reading of what the tool writes inside an OPTIONAL (a notice quoting the payment's
+    reference) passed for a guard: validate only warned that the tool is called each time
+    round, and each instance paid until the shapes refused a second reference."""
+    write(tmp_path, paging(idempotent="false").replace(
+        '"?this :hasMore true ."', '"?this :hasMore true . OPTIONAL { ?this :fetchedAt ?t }"'))
+    with pytest.raises(AuthoringError) as e:
+        load_definitions([tmp_path / "defs.ttl"])
+    (error,) = [p for p in e.value.problems if p.severity == "error"]
+    assert "the cycle :Page → :Page never ends by itself" in error.message
+    assert "t.fetch is not idempotent" in error.message
 
 
 @pytest.mark.parametrize(("wake", "warned"), [("horis:OperatorInput", False),
