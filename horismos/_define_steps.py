@@ -499,6 +499,16 @@ class StepBuilding(PatternReading):
                 at=(s, HORIS["as"], written),
             )
             return "option"
+        if name == "this":
+            self.error(
+                s,
+                f'horis:as "{written}" names ?this, the node the instance runs for: the '
+                "candidates query is asked with ?this bound to the focus, so its one option is "
+                "the focus itself, and the choice would stand for the focus in the steps after",
+                'name the choice after what it is, e.g. horis:as "flight", and write that '
+                "variable in the candidates query",
+                at=(s, HORIS["as"], written),
+            )
         return name
 
     def candidates_as_text(self, s: Node, text: Literal) -> None:

@@ -46,8 +46,8 @@ def unchosen_options(
         return var in read | set(given.values()) | named
 
     for step in steps.values():
-        if not isinstance(step, ProposalStep):
-            continue
+        if not isinstance(step, ProposalStep) or step.as_var == "this":
+            continue  # horis:as "this" is an error of its own; ?this is always given
         reached = steps.get(step.next) if step.next is not None else None
         if isinstance(reached, ActionStep) and not reads(reached, step.as_var):
             yield step, "next", reached.iri, reached.iri

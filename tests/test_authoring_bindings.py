@@ -278,6 +278,18 @@ def test_a_step_after_the_fallback_that_no_pattern_gives_the_choice_fails_there(
     )
 
 
+def test_a_proposal_whose_choice_is_named_this_is_an_error_at_its_as(tmp_path: Path) -> None:
+    # horis:as "this" validated with a warning that a step after the fallback "fails there,
+    # its argument not given" (?this always is); the candidates query, asked with ?this bound
+    # to the booking, offered the booking itself.
+    path, line = edited(tmp_path, REBOOKING, 'horis:as "option" ;', 'horis:as "this" ;')
+    found = problems(path, REBOOKING)
+    [e] = [p for p in found if p.node == ":ProposeFlight"]
+    assert (e.severity, e.line) == ("error", line)
+    assert e.message.startswith('horis:as "this" names ?this, the node the instance runs for')
+    assert e.hint is not None and e.hint.startswith('name the choice after what it is')
+
+
 # -- step budgets -----------------------------------------------------------------------------
 
 
