@@ -12,7 +12,7 @@ from typing import Any, cast
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node, Variable
 
-from ._argument_datatypes import refused_by, written_as
+from ._argument_datatypes import accepts, refused_by, written_as
 from ._datatypes import DATATYPES, derives_from, literal_datatype, literal_hint, turtle_term
 from ._define_patterns import PatternReading, variable_needle
 from ._model import ActionStep, Arg, ProposalStep, Tool
@@ -253,12 +253,24 @@ class ArgumentChecks(PatternReading):
             if o != node or not isinstance(p, URIRef) or p == RDF.type:
                 continue
             for r in self.g.objects(p, RDFS.range):
-                if (
-                    not isinstance(r, URIRef)
-                    or r not in DATATYPES
-                    or r == RDFS.Literal
-                    or not refused_by(a.type, written_as(r))
-                ):
+                if not isinstance(r, URIRef) or r not in DATATYPES or r == RDFS.Literal:
+                    continue
+                if not refused_by(a.type, written_as(r)):
+                    if not accepts(a.type, r):  # taken only as Turtle writes some bare
+                        self.at_text(
+                            "warning",
+                            variable_needle(var),
+                            step.iri,
+                            f"horis:requires binds ?{var} to a value of {self.n(p)}, whose "
+                            f'rdfs:range is {self.n(r)}, but it gives argument "{a.name}" of '
+                            f"{step.tool.name}, which takes a literal of {self.n(a.type)}: a "
+                            f"value of {self.n(r)} is taken only when written as an integer "
+                            "(12); one with a fraction (2.5) is refused, after the steps before "
+                            "it have acted",
+                            f'declare "{a.name}" horis:type {self.n(r)}',
+                            (step.iri, HORIS.requires),
+                        )
+                        return
                     continue
                 self.at_text(
                     "warning",

@@ -87,6 +87,28 @@ def test_an_integer_argument_given_what_an_effect_writes_as_decimal_is_a_warning
     assert p.hint is not None and p.hint.startswith('declare "amount" horis:type xsd:decimal')
 
 
+def test_an_integer_argument_given_a_decimal_property_no_tool_writes_is_a_warning(
+        tmp_path: Path) -> None:
+    """A parcel's ``:weight`` (range ``xsd:decimal``) given to an ``xsd:integer`` argument:
+    the check let it pass since ``12`` is written bare as an integer; ``2.5`` was refused by
+    the call, every parcel of the shipment left unlabelled. Said by the range alone."""
+    path = tmp_path / "claims.ttl"
+    path.write_text(
+        FILE.replace("AMOUNT_TYPE", "xsd:integer").replace("AMOUNT_PROPERTY", ":listedAmount")
+        + ":listedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .\n",
+        encoding="utf-8",
+    )
+    (p,) = problems(path)
+    assert (p.severity, p.line, p.node) == ("warning", REQUIRES_LINE, ":PayOut"), p
+    assert p.message == (
+        "horis:requires binds ?amount to a value of :listedAmount, whose rdfs:range is "
+        'xsd:decimal, but it gives argument "amount" of claims.pay_out, which takes a literal of '
+        "xsd:integer: a value of xsd:decimal is taken only when written as an integer (12); one "
+        "with a fraction (2.5) is refused, after the steps before it have acted"
+    )
+    assert p.hint == 'declare "amount" horis:type xsd:decimal'
+
+
 @pytest.mark.parametrize(("amount_type", "prop"), [
     ("xsd:decimal", ":claimedAmount"),  # an integer is taken for a decimal
     ("xsd:integer", ":claimedAmount"),
