@@ -30,7 +30,14 @@ from rdflib import RDF, URIRef, Variable
 from ._model import ActionStep, Tool
 from ._term_kinds import algebra_triples
 
-__all__ = ["Unclosed", "negated_groups", "negated_triples", "negations", "unclosed_guard"]
+__all__ = [
+    "Unclosed",
+    "affirmations",
+    "negated_groups",
+    "negated_triples",
+    "negations",
+    "unclosed_guard",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,27 @@ def negated_groups(algebra: Any, *, minus: bool = True) -> list[Any]:
     """The parsed groups every solution of ``algebra`` must find no match of, as
     :func:`negated_triples` finds them; a ``MINUS``'s only with ``minus``."""
     return [group for _, group in negations(algebra, minus=minus)]
+
+
+def affirmations(algebra: Any) -> list[Any]:
+    """The groups of each ``FILTER EXISTS`` every solution of ``algebra`` must find a match
+    of (not one under ``!``, in an ``OPTIONAL``, a ``UNION``, an ``||``, an ``IF``)."""
+    found: list[Any] = []
+    stack = [algebra]
+    while stack:
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        if name == "Builtin_EXISTS":
+            found.append(x.graph)
+        elif name in _PASSING or name == "Builtin_NOTEXISTS":
+            continue
+        elif name == "Minus":
+            stack.append(x.p1)
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return found
 
 
 def negations(algebra: Any, *, minus: bool = True) -> list[tuple[str, Any]]:

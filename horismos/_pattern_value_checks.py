@@ -19,7 +19,7 @@ from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
 from ._compared_kinds import CrossedDatatypes, Side, crossed_comparisons, crossed_datatypes
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
 from ._define_patterns import PatternReading, variable_needle
-from ._guard_writes import negations
+from ._guard_writes import affirmations, negations
 from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
 from ._term_kinds import algebra_literals, object_kind, pattern_nodes, range_class
@@ -72,7 +72,10 @@ def _outcome(
 
 def _excludes_nothing(negation: str) -> str:
     """What a ``negation`` (``FILTER NOT EXISTS``, ``MINUS``) whose group never matches
-    does: it takes nothing away, so the pattern holds as if it were not written."""
+    does: it takes nothing away, so the pattern holds as if it were not written; a ``FILTER
+    EXISTS`` that never matches is never true, so the pattern never holds."""
+    if negation == "FILTER EXISTS":
+        return "so the FILTER EXISTS never finds it and the pattern never holds"
     return (
         f"so the {negation} never finds it and excludes nothing: the pattern holds as if "
         "it were not written"
@@ -188,6 +191,10 @@ class PatternValueChecks(PatternReading):
                 self.refused_literals(
                     owner, holder, pred, literal_matches(group, minus=False), seen, kind
                 )
+            for group in affirmations(algebra):
+                self.refused_literals(
+                    owner, holder, pred, literal_matches(group, minus=False), seen, "FILTER EXISTS"
+                )
 
     def refused_literals(
         self,
@@ -201,8 +208,9 @@ class PatternValueChecks(PatternReading):
         """:meth:`check_pattern_literals` of one group's ``matches``. Inside a ``negation``
         (``FILTER NOT EXISTS``, ``MINUS``) a match no value meets makes it find nothing, so
         it excludes nothing: the guard against acting twice, or on a reserved book, lets
-        every instance through — said only of a match the group needs (a triple, a FILTER's
-        ``=`` joined by ``&&``), the one way it says that."""
+        every instance through; inside a ``FILTER EXISTS`` (given as ``negation`` too) it
+        makes the pattern never hold — said only of a match the group needs (a triple, a
+        FILTER's ``=`` joined by ``&&``), the one way it says that."""
         binders: dict[tuple[str, Literal, bool], set[URIRef]] = {}
         for m in matches:
             if m.var is not None:

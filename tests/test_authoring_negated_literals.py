@@ -53,6 +53,20 @@ def test_a_literal_a_negated_group_never_finds_is_a_warning_that_it_excludes_not
     assert (found.node, found.line) == (":NotifyNurse", line + new[: new.index('"')].count("\n"))
 
 
+def test_a_literal_a_filter_exists_never_finds_is_a_warning_that_the_pattern_never_holds(
+    tmp_path: Path,
+) -> None:
+    new = "?nurse a :Nurse . FILTER EXISTS { ?nurse :onDuty \"true\" }\n"
+    path, line = edited(tmp_path, TRIAGE, NURSE, new)
+    found = the_one(problems(path, TRIAGE), "warning")
+    assert found.message.endswith(
+        ':onDuty has rdfs:range xsd:boolean, but the FILTER EXISTS matches it with "true", a '
+        "string, which no value of :onDuty equals, so the FILTER EXISTS never finds it and the "
+        "pattern never holds"
+    ), found
+    assert (found.line, found.hint) == (line, "write true without quotes")
+
+
 @pytest.mark.parametrize("new", [
     pytest.param("?nurse a :Nurse . FILTER NOT EXISTS { ?nurse :onDuty false }\n", id="boolean"),
     pytest.param("?nurse a :Nurse . MINUS { ?this :acuity :routine }\n", id="node"),
