@@ -22,7 +22,13 @@ from ._define_patterns import PatternReading, variable_needle
 from ._guard_writes import affirmations, negations
 from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
-from ._term_kinds import algebra_literals, object_kind, pattern_nodes, range_class
+from ._term_kinds import (
+    algebra_literals,
+    algebra_triples,
+    object_kind,
+    pattern_nodes,
+    range_class,
+)
 from ._terms import split_iri
 from ._values_joins import JoinedValues, joined_values
 from ._vocab import HORIS, NS
@@ -82,6 +88,16 @@ def _excludes_nothing(negation: str) -> str:
     )
 
 
+def _only_inside(node: URIRef, algebra: object, guards: list[tuple[str, object]]) -> bool:
+    """Whether ``node`` is named only inside ``guards``, the negated groups of ``algebra``
+    (:func:`~._guard_writes.negations`): as often there as in the whole pattern."""
+
+    def count(x: object) -> int:
+        return sum(1 for s, p, o in algebra_triples(x) if node in (s, None if p == RDF.type else o))
+
+    return count(algebra) == sum(count(g) for _, g in guards)
+
+
 _IRI_TEXT = re.compile(r"[A-Za-z][\w+.-]*:")
 """How an IRI's text begins (its scheme): ``str(?v) = "http://…"`` may hold of a node."""
 
@@ -101,8 +117,13 @@ class PatternValueChecks(PatternReading):
 
         declared = self.declared_individuals
         for owner, holder, pred, algebra in self.parsed_patterns():
+            guards = negations(algebra)
             for node in sorted(filter(unheld, pattern_nodes(algebra)), key=str):
                 name = self.n(node)
+                so = "that part of the pattern never matches"
+                kinds = {kind for kind, g in guards if node in pattern_nodes(g)}
+                if len(kinds) == 1 and _only_inside(node, algebra, guards):
+                    so = _excludes_nothing(next(iter(kinds))).removeprefix("so ")
                 near = near_individual(node, declared)
                 said = rf"(?:{re.escape(name)}|<{re.escape(str(node))}>)(?![\w-])"
                 meant = f"did you mean {self.n(near)}?" if near is not None else None
@@ -112,7 +133,7 @@ class PatternValueChecks(PatternReading):
                         said,
                         owner,
                         f"{self.n(pred)} names {name}, which neither the definitions nor the "
-                        "world hold, so that part of the pattern never matches",
+                        f"world hold, so {so}",
                         meant,
                         (holder, pred),
                     )
@@ -127,7 +148,7 @@ class PatternValueChecks(PatternReading):
                             f"{self.n(pred)} names {name}, which the definitions do not "
                             f"declare, though they declare {self.n(near)} "
                             f"(a {', '.join(sorted(map(self.n, declared[near])))}): unless the "
-                            f"world holds {name}, that part of the pattern never matches",
+                            f"world holds {name}, {so}",
                             meant,
                             (holder, pred),
                         )

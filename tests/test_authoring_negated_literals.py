@@ -103,3 +103,23 @@ def test_validate_says_it_before_a_run_pages_the_nurse_the_guard_leaves_out(
     ran = horismos_forked(tmp_path, "run", *files, "--tools", client, "--focus", ":p1")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "notify_nurse(nurse=:off" in ran.stdout  # what the warning was about
+
+
+def test_a_node_no_file_holds_only_inside_a_negation_is_said_to_exclude_nothing(
+    tmp_path: Path,
+) -> None:
+    """``FILTER NOT EXISTS { ?this :acuity :Urgent }`` where the world holds ``:urgent``: it
+    was said that "that part of the pattern never matches", the guard's opposite of what
+    follows — it never finds the node, so every patient passes."""
+    path, line = edited(tmp_path, TRIAGE, NURSE,
+                        NURSE + "FILTER NOT EXISTS { ?this :acuity :Urgent }\n")
+    world = str(ROOT / "examples" / "triage" / "world.ttl")
+    checked = horismos_forked(tmp_path, "validate", str(path), str(TRIAGE[1]), "--world", world)
+    assert (
+        f"triage.ttl:{line + 1}: warning: :NotifyNurse: horis:requires names :Urgent, which "
+        "neither the definitions nor the world hold, so the FILTER NOT EXISTS never finds it "
+        "and excludes nothing" in checked.stdout
+    ), checked.stdout
+    outside, _ = edited(tmp_path, TRIAGE, NURSE, NURSE + "?this :acuity :Urgent .\n")
+    checked = horismos_forked(tmp_path, "validate", str(outside), str(TRIAGE[1]), "--world", world)
+    assert "so that part of the pattern never matches" in checked.stdout, checked.stdout
