@@ -232,11 +232,28 @@ class FocusChecks(ArgumentChecks):
                 types.setdefault(s.iri, set()).add(wf.focus_type)
         for owner, holder, pred, pre in self.patterns:
             step = self.defs.steps.get(cast(URIRef, owner))
-            if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
+            ruled = None  # a decision's rule: the action step it leads straight to
+            if isinstance(step, DecisionStep) and holder != owner:
+                ruled = self.defs.steps.get(cast(URIRef, self.g.value(holder, HORIS.next)))
+                step = ruled
+            elif holder != owner:
                 continue
-            for r in replaced_values(
-                step, pre.select.algebra, types.get(step.iri, ()), single, self.defs.classes_of
-            ):
+            if pred != HORIS.requires or not isinstance(step, ActionStep):
+                continue
+            focus = types.get(step.iri, ())
+            said = (  # said at the step's own pattern: not again at the rule
+                {
+                    r.assertion.property
+                    for r in replaced_values(
+                        step, step.requires.select.algebra, focus, single, self.defs.classes_of
+                    )
+                }
+                if ruled is not None and step.requires is not None
+                else set()
+            )
+            for r in replaced_values(step, pre.select.algebra, focus, single, self.defs.classes_of):
+                if r.assertion.property in said:
+                    continue
                 tool, prop = cast(Tool, step.tool), r.assertion.property
                 name, shapes = self.n(prop), ", ".join(self.n(s) for s in r.shapes)
                 held = self.sparql_term(r.held)
@@ -250,7 +267,8 @@ class FocusChecks(ArgumentChecks):
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
                     f"{self.n(pred)} requires ?this to hold {name} {held}, and "
-                    f"{self.n(tool.iri)} writes {writes} on ?this, but {shapes} allows one "
+                    + (f"leads straight to {self.n(step.iri)}, where " if ruled else "")
+                    + f"{self.n(tool.iri)} writes {writes} on ?this, but {shapes} allows one "
                     f"value of {name} (sh:maxCount 1): an effect adds a value and never "
                     f"replaces one, so the node holds two once it lands and the gate rejects "
                     f"what {tool.name} returns"

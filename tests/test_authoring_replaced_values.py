@@ -120,3 +120,38 @@ def test_validate_with_the_world_says_it_where_run_paid_and_was_rejected(tmp_pat
                           "--tools", "tools.py", timeout=120)
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "PAID" in ran.stdout and "rejected by the gate" in ran.stdout, ran.stdout
+
+
+RULED = FILE.replace(
+    "horis:start :Pay .",
+    'horis:start :Check .\n\n:Check a horis:DecisionStep ;\n    horis:when [ horis:order 1 ;\n'
+    '        horis:requires "?this RULE ." ;\n        horis:next :Pay ] ;\n'
+    "    horis:otherwise :Pay .",
+)
+
+
+@pytest.mark.parametrize(("rule", "pattern", "said"), [
+    pytest.param(":status :Open", "", True, id="the-rule-requires-it"),
+    pytest.param(":amount ?a", "", False, id="the-rule-does-not"),
+    pytest.param(":status :Open", "?this :status :Open .", False, id="said-at-the-step-instead"),
+])
+def test_a_rule_requiring_the_value_the_step_it_leads_to_replaces_is_an_error_at_the_rule(
+    tmp_path: Path, rule: str, pattern: str, said: bool
+) -> None:
+    """The decision tested ``?this :status :Open`` and led straight to the payout that writes
+    ``:status :Approved``: the claim held two statuses, the gate rejected the payout after it
+    had paid — and validate, which said it of the step's own pattern, said nothing."""
+    path, _ = _written(tmp_path, pattern, RULED.replace("RULE", rule))
+    found = [p for p in problems(path) if "allows one value of :status" in p.message]
+    at_rule = [p for p in found if p.node == ":Check"]
+    assert bool(at_rule) is said, found
+    assert len(found) == (1 if said or pattern else 0), found
+    if said:
+        (p,) = at_rule
+        line = RULED.replace("RULE", rule)[: RULED.index("RULE")].count("\n") + 1
+        assert (p.severity, p.line) == ("error", line), p
+        assert p.message.startswith(
+            "horis:requires requires ?this to hold :status :Open, and leads straight to :Pay, "
+            "where :claims.pay writes :status :Approved on ?this, but :ClaimShape allows one "
+            "value of :status (sh:maxCount 1)"
+        ), p.message
