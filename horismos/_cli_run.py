@@ -360,6 +360,10 @@ class RunView:
     def step_line(self, inst: InstanceRun, rec: StepRecord) -> str:
         n = self.name
         who = f"[{short_id(inst.instance)}] {n(inst.focus)}"
+        if rec.kind in ("WaitStep", "DecisionStep") and rec.status == "failed" and rec.error:
+            # stopped before it waited or decided (a loop back to it with nothing done, the
+            # step budget): its summary would read "None", or "otherwise -> end"
+            return f"{who}  {n(rec.step)}  failed: {rec.error}"
         if rec.kind == "ProposalStep":
             return f"{who}  {n(rec.step)}  {proposal_summary(rec, n)}"
         if rec.kind == "WaitStep":

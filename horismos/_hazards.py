@@ -169,6 +169,8 @@ def hazards(
     for each in steps.values():
         if each.on_error == each.iri:
             yield _own_error(each, name)
+        if isinstance(each, WaitStep) and each.on_timeout == each.iri:
+            yield _own_timeout(each, name)
         if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
             yield h
     # a loop through a wait only a person ends goes round once per answer, each time round
@@ -536,6 +538,24 @@ def _own_error(step: Step, name: Callable[[Node], str]) -> Hazard:
         "have reached a tool that is not idempotent); send horis:onError to a step that "
         "deals with the failure, such as a horis:WaitStep for an operator, or leave it out",
         HORIS.onError,
+    )
+
+
+def _own_timeout(wait: WaitStep, name: Callable[[Node], str]) -> Hazard:
+    """``horis:onTimeout`` to the wait itself. It reads as "wait again", but the instance
+    comes back with nothing done since its last visit, so the run stops it there as a loop
+    that would never end (``_runner._livelock``): at its first timeout the instance fails."""
+    me = name(wait.iri)
+    return Hazard(
+        wait.iri,
+        f"horis:onTimeout {me} is the wait itself: when it times out the instance comes "
+        f"straight back to {me} with nothing done since, and the run stops it there as a loop "
+        "that would never end — the instance fails at its first timeout instead of waiting "
+        "again",
+        f"to remind someone and wait again, send horis:onTimeout to an action step that "
+        f"reminds and leads back (horis:next {me}); to wait with no time limit, leave "
+        "horis:timeout and horis:onTimeout out",
+        HORIS.onTimeout,
     )
 
 
