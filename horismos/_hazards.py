@@ -171,6 +171,17 @@ def hazards(
             yield _own_error(each, name)
         if isinstance(each, WaitStep) and each.on_timeout == each.iri:
             yield _own_timeout(each, name)
+        if isinstance(each, WaitStep) and each.next == each.iri:
+            me = name(each.iri)
+            yield Hazard(
+                each.iri,
+                f"horis:next {me} is the wait itself: once its horis:until holds the instance "
+                f"comes straight back to {me}, where it holds still, and goes round until it "
+                "has run the steps its workflow allows (horis:maxSteps) — the instance fails "
+                "once answered",
+                "send horis:next to the step that acts on the answer",
+                HORIS.next,
+            )
         if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
             yield h
     # a loop through a wait only a person ends goes round once per answer, each time round

@@ -85,3 +85,20 @@ def test_wake_says_why_the_wait_it_stopped_failed(tmp_path: Path) -> None:
         "failed: the instance came back to :ManagerReview"
     ), lines
     assert "None" not in woke.stdout
+
+
+def test_a_next_to_the_wait_itself_is_a_warning_at_it(tmp_path: Path) -> None:
+    """Once answered, the wait went on to itself, where the until held still: the run stopped
+    the instance there, and it failed instead of paying."""
+    path = tmp_path / "defs.ttl"
+    text = DEFS.replace("horis:onTimeout :ManagerReview ;", "horis:onTimeout :Pay ;").replace(
+        "horis:next :Pay .\n\n:Pay a", "horis:next :ManagerReview .\n\n:Pay a"
+    )
+    path.write_text(text, encoding="utf-8")
+    found = [p for p in load_definitions([path]).warnings if "wait itself" in p.message]
+    assert [(p.node, p.line) for p in found] == [
+        (":ManagerReview", text[: text.index("horis:next :ManagerReview")].count("\n") + 1)
+    ]
+    assert found[0].message.startswith(
+        "horis:next :ManagerReview is the wait itself: once its horis:until holds"
+    )
