@@ -51,6 +51,7 @@ from ._timeouts import parse_timeout
 from ._tripped_guards import shut_once_done, tripped_guards
 from ._typed_term_checks import TypedTermChecks
 from ._unchosen_options import unchosen_options
+from ._vacuous_patterns import vacuous_rules, vacuous_waits
 from ._vocab import HORIS
 
 __all__ = [
@@ -192,6 +193,10 @@ class _Builder(
                 self.hazard(h)
             for decision, rule, h in shadowed_rules(self.defs.steps, self.n):
                 self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+            for decision, rule, h in vacuous_rules(self.defs.steps, self.n):
+                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+            for h in vacuous_waits(self.defs.steps, self.n):
+                self.hazard(h)
             for decision, rule, h in settled_rules(
                 self.defs.steps, self.defs.workflows, written, self.n, self.defs.classes_of
             ):

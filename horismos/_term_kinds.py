@@ -152,6 +152,26 @@ def gating_reads(algebra: Any) -> set[URIRef] | None:
     return read_terms(_without_optionals(algebra, drop) if drop else algebra)
 
 
+def always_holds(algebra: Any) -> bool:
+    """Whether a parsed pattern has a solution whatever the world holds: nothing in it can
+    fail once the ``OPTIONAL`` groups that never do (:func:`gating_reads`) are left out — no
+    triple, no ``FILTER``, ``MINUS``, ``VALUES``, ``GRAPH`` or subquery; only ``BIND``s.
+    ``OPTIONAL { ?this :managerApproved ?ok }`` as a wait's until holds at once."""
+    drop = _ungating_optionals(algebra)
+    pruned = _without_optionals(algebra, drop) if drop else algebra
+    for x in algebra_parts(pruned):
+        if isinstance(x, Path) or getattr(x, "name", None) in _MAY_FAIL:
+            return False
+    return next(iter(algebra_triples(pruned)), None) is None
+
+
+_MAY_FAIL = frozenset(
+    {"Filter", "Minus", "LeftJoin", "values", "ToMultiSet", "Graph", "SubSelect", "Group"}
+)
+"""Parts of a parsed pattern that may leave it without a solution (a ``LeftJoin`` kept is
+an ``OPTIONAL`` whose variables the rest reads)."""
+
+
 _NOT_TERMS = ("_vars", "PV")
 """Keys of a parsed pattern that list variables without reading them."""
 
