@@ -22,6 +22,7 @@ from ._bindings.function_source import (
     FunctionNode,
     Returned,
     function_of,
+    not_dicts,
     returned,
     source_signature,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "binding_problems",
     "command_problems",
     "credential_problems",
+    "no_dict_problems",
     "returned_key_problems",
     "server_problems",
     "sometimes_unbound",
@@ -205,10 +207,50 @@ def binding_problems(
         problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
         if source is not None and not found:
             returns = returned(*source)
-            problems += returned_key_problems(defs, tool, returns, at) or (
-                returned_value_problems(defs, tool, returns, at)
+            problems += (
+                returned_key_problems(defs, tool, returns, at)
+                or returned_value_problems(defs, tool, returns, at)
+                or no_dict_problems(defs, tool, not_dicts(*source), at)
             )
     return problems
+
+
+def no_dict_problems(
+    defs: Definitions, tool: Tool, returns: list[tuple[str, Path, int]], at: Where
+) -> list[Problem]:
+    """A function every ``return`` of which is certainly no dict (:func:`not_dicts`: ``None``,
+    a list, a string) where ``tool``'s effect requires a value the tool returns: every call
+    acts, and the gate rejects its result, nothing of it landing — an error. One with no
+    ``return`` at all is a warning: what it calls may always raise. A string is the answer of
+    an effect with a ``horis:fromText`` assertion, so that is left alone."""
+    effect = tool.effect
+    if not returns or effect is None or effect.text_key is not None:
+        return []
+    missing = [a for a in effect.asserts if a.value is None and not a.optional]
+    if not missing:
+        return []
+    said, file, line = returns[0]
+    keys = ", ".join(f'"{a.key}"' for a in missing)
+    # no return at all: None, unless what it calls always raises (a stand-in for a service
+    # that fails), which cannot be told from its source: a warning
+    implicit = said.endswith("(it has no return)")
+    return [
+        defs.sources.problem(
+            "warning" if implicit else "error",
+            tool.iri,
+            f'binding "{tool.binding}" of {tool.name}: its function returns {said} '
+            f"({file.name}:{line}), which the gate rejects after the call has acted, nothing "
+            "of it landing: "
+            + "; ".join(
+                f"{defs.name(a.property)} is required by the effect and comes in the result's "
+                f'key "{a.key}"'
+                for a in missing
+            ),
+            f"return a dict with the keys the effect declares ({keys}), or declare them "
+            "horis:optional true",
+            at=at,
+        )
+    ]
 
 
 def returned_key_problems(

@@ -30,8 +30,13 @@ from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from ._bindings import Binding
-from ._bindings.function_source import function_of, returned
-from ._contract import binding_problems, returned_key_problems, unbound_arguments
+from ._bindings.function_source import function_of, not_dicts, returned
+from ._contract import (
+    binding_problems,
+    no_dict_problems,
+    returned_key_problems,
+    unbound_arguments,
+)
 from ._definitions import Definitions
 from ._errors import AuthoringError, Problem, ToolError
 from ._model import ActionStep, ProposalStep, Step, Tool, Workflow
@@ -179,8 +184,12 @@ class Prechecks:
         if source is not None:
             at = (tool.iri, HORIS.binding, Literal(tool.binding))
             returns = returned(*source)
-            found = returned_key_problems(self.defs, tool, returns, at)
-            for p in found or returned_value_problems(self.defs, tool, returns, at):
+            found = (
+                returned_key_problems(self.defs, tool, returns, at)
+                or returned_value_problems(self.defs, tool, returns, at)
+                or no_dict_problems(self.defs, tool, not_dicts(*source), at)
+            )
+            for p in found:
                 if p.severity == "error":
                     raise ToolError(f"{p.message} — {p.hint}", tool=str(tool.iri))
         self._returns_fit[tool.iri] = binding.func

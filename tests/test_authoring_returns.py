@@ -209,3 +209,54 @@ def test_a_constant_no_node_for_a_class_typed_property_is_an_error(
             'takes a node of :Adjuster and "adjuster-7" is no IRI nor CURIE of the files\' '
             "prefixes (it would land as text)") in p.stdout, p.stdout
     assert "return the node's IRI (or the argument that names it) for :handler" in p.stdout
+
+
+@pytest.mark.parametrize(("returns", "said"), [
+    pytest.param("return None", "None", id="none"),
+    pytest.param("return [f'PAY-{next(_refs):06d}']", "a list", id="list"),
+    pytest.param("return f'PAY-{next(_refs):06d}'", "a string", id="string"),
+])
+def test_a_function_that_returns_no_dict_is_an_error_before_the_payout(
+        tmp_path: Path, returns: str, said: str) -> None:
+    """``return f"PAY-…"`` (or a list, or ``None``) for an effect that requires
+    ``:paymentRef``: it validated, the run paid the claim, then the gate rejected the answer
+    ("the result does not give it"), nothing landed, the money was gone."""
+    line = _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f'claims.ttl:{BINDING_LINE}: error: :claims.pay_out: binding '
+            f'"python:claims_client.pay_out" of claims.pay_out: its function returns {said} '
+            f"(claims_client.py:{line}), which the gate rejects after the call has acted") \
+        in p.stdout, p.stdout
+    assert ':paymentRef is required by the effect and comes in the result\'s key "paymentRef"' \
+        in p.stdout
+    run = horismos_forked(tmp_path, "run", *FILES, "--all", timeout=120)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert not (tmp_path / "called").exists()  # never called
+
+
+@pytest.mark.parametrize("returns", [
+    pytest.param("result = {'paymentRef': f'PAY-{next(_refs):06d}'}\n    return result",
+                 id="a-variable"),
+    pytest.param("if amount < 0:\n        return None\n    return {'paymentRef': 'PAY-000001'}",
+                 id="one-of-two"),
+    pytest.param("yield {'paymentRef': 'PAY-000001'}", id="a-generator"),
+])
+def test_a_function_that_may_return_a_dict_is_left_to_the_gate(
+        tmp_path: Path, returns: str) -> None:
+    _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert "which the gate rejects" not in p.stdout, p.stdout
+
+
+def test_a_function_with_no_return_is_a_warning(tmp_path: Path) -> None:
+    """No ``return`` at all (the reference computed, never returned): None, unless what it
+    calls always raises, which its source does not say — a warning at validate, and the run
+    is left to the gate."""
+    _write(tmp_path, "ref = f'PAY-{next(_refs):06d}'")
+    line = CLIENT[: CLIENT.index("def pay_out")].count("\n") + 1
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (f'claims.ttl:{BINDING_LINE}: warning: :claims.pay_out: binding '
+            f'"python:claims_client.pay_out" of claims.pay_out: its function returns None (it '
+            f"has no return) (claims_client.py:{line}), which the gate rejects") in p.stdout

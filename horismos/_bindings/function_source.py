@@ -32,6 +32,7 @@ __all__ = [
     "Returned",
     "bound_names",
     "function_of",
+    "not_dicts",
     "returned",
     "sole_def",
     "source_signature",
@@ -131,6 +132,58 @@ def returned(node: FunctionNode, file: Path, first: int = 1) -> list[Returned | 
             else Returned(keys, file, line, _constants(r.value), _formats(r.value))
         )
     return out
+
+
+def not_dicts(node: FunctionNode, file: Path, first: int = 1) -> list[tuple[str, Path, int]]:
+    """What ``node`` returns that is certainly no dict, with where: ``None`` (a bare
+    ``return``, ``return None``, or the end of a body that has no ``return`` and raises
+    nothing), a list, tuple,
+    set, string or number written out (``return [ref]``, ``return f"RN-{n}"``). Empty when
+    it is a generator (its calls return an iterator) or when some ``return`` gives a dict or
+    what cannot be told (a variable, a call): the function may return a dict then."""
+    if any(isinstance(x, ast.Yield | ast.YieldFrom) for x in _own_nodes(node)):
+        return []
+    returns = list(_returns(node))
+    if not returns:  # unless it only ever raises (a stand-in for a failing service)
+        if any(isinstance(x, ast.Raise) for x in _own_nodes(node)):
+            return []
+        return [("None (it has no return)", file, first + node.lineno - 1)]
+    found = []
+    for r in returns:
+        said = _not_a_dict(r.value)
+        if said is None:
+            return []
+        found.append((said, file, first + r.lineno - 1))
+    return found
+
+
+def _not_a_dict(value: ast.expr | None) -> str | None:
+    """What ``value``, a ``return``'s, is when it is certainly no dict; None otherwise."""
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return "None"
+    if isinstance(value, ast.List | ast.ListComp):
+        return "a list"
+    if isinstance(value, ast.Tuple):
+        return "a tuple"
+    if isinstance(value, ast.Set | ast.SetComp):
+        return "a set"
+    if isinstance(value, ast.JoinedStr) or (
+        isinstance(value, ast.Constant) and isinstance(value.value, str)
+    ):
+        return "a string"
+    if isinstance(value, ast.Constant) and isinstance(value.value, int | float):
+        return "a number"
+    return None
+
+
+def _own_nodes(node: FunctionNode) -> Iterator[ast.AST]:
+    """The nodes of ``node``'s own body (not of a function or class inside it)."""
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        item = todo.pop()
+        yield item
+        if not isinstance(item, _OWN_SCOPES):
+            todo.extend(ast.iter_child_nodes(item))
 
 
 def _named(value: ast.expr | None) -> list[tuple[str, ast.expr]]:
