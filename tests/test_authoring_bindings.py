@@ -538,3 +538,14 @@ def test_what_the_source_does_not_say_for_certain_is_left_to_the_run(
     else:
         assert p.returncode == 0 and "warning: :ehr.assign_queue: binding" in p.stdout
         assert "one of its function's returns is {\"queue_ref\": …}" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("said", ['""', '"   "'])
+def test_an_empty_rank_by_is_an_error_at_its_line(tmp_path: Path, said: str) -> None:
+    """`horis:rankBy ""` validated clean: the model was asked to rank by nothing, and the
+    offline ranker scored every option alike, the step acting on the first by IRI."""
+    path, line = edited(tmp_path, REBOOKING, "horis:rankBy \"the customer's stated preference\" ;",
+                        f"horis:rankBy {said} ;")
+    error = the_error(problems(path, REBOOKING))
+    assert error.line == line and "horis:rankBy says in one string, not an empty one" in (
+        error.message), error
