@@ -176,8 +176,8 @@ def hazards(
             yield Hazard(
                 each.iri,
                 f"horis:next {me} is the wait itself: once its horis:until holds the instance "
-                f"comes straight back to {me}, where it holds still, and goes round until it "
-                "has run the steps its workflow allows (horis:maxSteps) — the instance fails "
+                f"comes straight back to {me}, where it holds still, with nothing done since, "
+                "and the run stops it there as a loop that never ends — the instance fails "
                 "once answered",
                 "send horis:next to the step that acts on the answer",
                 HORIS.next,

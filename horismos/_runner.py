@@ -45,6 +45,9 @@ __all__ = ["Runner", "focus_nodes"]
 _TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ each time
 
 
+_READ_ONLY = frozenset({"DecisionStep", "WaitStep"})
+"""Kinds of step that act on nothing when they complete: what the livelock check counts out."""
+
 class Runner(ActionSteps):
     """Runs instances of the workflows in ``defs`` against a world, writing one trace."""
 
@@ -428,7 +431,10 @@ class Runner(ActionSteps):
                     record, nxt = await self._step(inst, step, variables)
                 except QueryRefused as e:  # a pattern validate could not judge: the step fails
                     record, nxt = self._refused(inst, step, e), step.on_error
-            if record.status == "completed" and record.kind != "DecisionStep":
+            # a decision chooses and a wait that goes on only reads: neither moves the world,
+            # so coming back to a step with only those between is a loop that never ends (a
+            # wait whose horis:next is itself went round to the step budget once answered)
+            if record.status == "completed" and record.kind not in _READ_ONLY:
                 acted += 1
             inst.steps.append(record)
             if record.status == "waiting":

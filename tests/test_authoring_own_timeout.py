@@ -102,3 +102,34 @@ def test_a_next_to_the_wait_itself_is_a_warning_at_it(tmp_path: Path) -> None:
     assert found[0].message.startswith(
         "horis:next :ManagerReview is the wait itself: once its horis:until holds"
     )
+
+
+def test_a_wait_going_on_to_itself_is_stopped_at_once_not_at_the_step_budget(
+        tmp_path: Path) -> None:
+    """A completed wait counted as a step that acted, so a wait whose horis:next is itself,
+    once answered, went round until the workflow's step budget was spent (1000 steps, each
+    traced) and failed "ran the 1000 steps its workflow allows". A wait that goes on only
+    reads: coming back to it with nothing done since is the loop that never ends, stopped on
+    the second visit."""
+    text = DEFS.replace("horis:onTimeout :ManagerReview ;", "horis:onTimeout :Pay ;").replace(
+        "horis:next :Pay .\n\n:Pay a", "horis:next :ManagerReview .\n\n:Pay a"
+    )
+    (tmp_path / "defs.ttl").write_text(text, encoding="utf-8")
+    (tmp_path / "client.py").write_text("def pay(expense):\n    return {}\n", encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/expense#> .\n:e3 a :Expense .\n", encoding="utf-8"
+    )
+    ran = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--tools",
+                          "client.py", "--focus", ":e3", "--out", "a.trig")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    iid = ran.stdout.split("]")[0].lstrip("[")  # the short id the run printed
+    answered = horismos_forked(tmp_path, "resume", "defs.ttl", "--world", "a.trig", "--tools",
+                               "client.py", "--instance", iid, "--facts",
+                               ":e3 :managerApproved true .", "--out", "b.trig",
+                               "--trace", "resume.jsonl")
+    assert answered.returncode == 1, answered.stdout + answered.stderr
+    said = answered.stdout + answered.stderr
+    assert "came back to :ManagerReview and no step has acted since" in said, said
+    steps = [x for x in (tmp_path / "resume.jsonl").read_text().splitlines()
+             if '"type":"step"' in x]
+    assert len(steps) == 2, len(steps)  # answered, then stopped: not 1000
