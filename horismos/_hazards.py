@@ -4,6 +4,8 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
 - ``horis:retries`` on a tool that is not idempotent. Retries there repeat only a call that
   never reached the tool (see :mod:`._attempt`); one that was sent is never repeated, so the
   author should know the retries will not cover a timeout.
+- ``horis:sideEffect horis:ReadOnly`` on a tool that is not idempotent (:func:`_read_only_acting`):
+  a policy allowing only reads lets a tool that acts when called through.
 - A cycle made only of DecisionSteps (:func:`decision_loops`): nothing on it changes the
   world, so an instance that goes round it comes back to a decision that reads what it read
   before, and the run stops it as a loop that would never end. The loader makes it an error.
@@ -140,6 +142,25 @@ def decision_loops(steps: Mapping[URIRef, Step]) -> Iterator[list[URIRef]]:
             yield cycle_through({s: steps[s] for s in component}, first)
 
 
+def _read_only_acting(tool: Tool) -> Hazard:
+    """``horis:sideEffect horis:ReadOnly`` on a tool not declared idempotent: read-only means a
+    second call changes nothing outside the graph, which is what idempotent says; a tool not
+    so declared acts when called (it reserves, sends, charges), and a run under ``--allow
+    ReadOnly`` (a policy meant to let nothing act) called it, the catalog and ``serve`` listing
+    it as one that only reads."""
+    return Hazard(
+        tool.iri,
+        "horis:sideEffect horis:ReadOnly on a tool that is not idempotent: read-only means "
+        "calling it again changes nothing outside the graph, yet the tool is declared to act "
+        "when called (horis:idempotent is false unless declared true), and a policy allowing "
+        "only ReadOnly (--allow ReadOnly) would let every call of it through",
+        "declare horis:idempotent true if it only reads, else declare horis:sideEffect "
+        "horis:HostStateWrite (or horis:ExternalCommit for a system of record) or drop "
+        "horis:sideEffect",
+        HORIS.sideEffect,
+    )
+
+
 def hazards(
     tools: Mapping[URIRef, Tool],
     steps: Mapping[URIRef, Step],
@@ -166,6 +187,8 @@ def hazards(
                 "horis:retries",
                 HORIS.retries,
             )
+        if tool.side_effect == HORIS.ReadOnly and not tool.idempotent:
+            yield _read_only_acting(tool)
     for each in steps.values():
         if each.on_error == each.iri:
             yield _own_error(each, name)
