@@ -193,6 +193,9 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     # a step that requires what only its tool writes is re-run for nodes the world gave it
     held = set(defs.own_writes) - set(unstated(world, defs.own_writes))
     dropped |= {id(p) for prop in held for p in defs.own_writes[prop]}
+    # a property only entailment would give, read where the world states it after all
+    stated = set(defs.derived_reads) - set(unstated(world, defs.derived_reads))
+    dropped |= {id(p) for prop in stated for p in defs.derived_reads[prop]}
     kept = [p for p in defs.warnings if id(p) not in dropped]
     unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
     return kept + _unheld(defs, world) + unwritten + unmeetable_errors(defs, unmet)

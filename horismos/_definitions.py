@@ -134,6 +134,7 @@ class _Builder(
         self.check_commented_patterns()
         self.check_graph_blocks()
         self.check_schema_links()
+        self.check_derived_reads()
         self.check_class_cycles()
         self.check_subselects()
         self.check_kind_clashes()

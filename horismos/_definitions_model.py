@@ -59,6 +59,10 @@ class Definitions:
     """Properties a step's pattern requires of the node its tool writes, that only that
     tool writes (:mod:`._own_writes`), each with its warning: kept among the warnings, and
     dropped beside a world that holds values of it (re-running for nodes that have it)."""
+    derived_reads: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Properties a pattern reads that no tool writes and no file states, which the ontology
+    relates to another (an inverse, a subproperty: :mod:`._derived_reads`), each with its
+    warning: kept among the warnings, and dropped beside a world that states the property."""
     individuals: frozenset[tuple[Node, Node, Node]] = frozenset()
     """Statements about the individuals declared with the definitions (``_individuals``)."""
     errors: tuple[Problem, ...] = ()

@@ -10,13 +10,15 @@ import re
 from collections.abc import Set
 from typing import cast
 
-from rdflib import RDF, RDFS, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, SH, XSD, Literal, URIRef
 from rdflib.term import Node, Variable
 
 from ._argument_checks import ArgumentChecks
 from ._datatypes import turtle_term
 from ._define_patterns import variable_needle
+from ._derived_reads import derived_from, path_reading_both
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
+from ._fhir import FHIR
 from ._graph_blocks import named_graph_reads
 from ._model import ProposalStep
 from ._near_names import nearest_variable
@@ -26,7 +28,7 @@ from ._schema_links import LINKS, dangling_links
 from ._store_syntax import bad_regexes
 from ._subselects import unselected_focus
 from ._term_checks import TermChecks
-from ._term_kinds import blocks, kind_clashes
+from ._term_kinds import algebra_triples, blocks, kind_clashes
 from ._type_tests import missed_subclasses
 from ._vocab import HORIS
 
@@ -36,6 +38,61 @@ __all__ = ["PatternChecks"]
 class PatternChecks(ArgumentChecks, TermChecks):
     """Checks of a pattern's structure: FILTERs, named graphs, sub-selects, commented
     lines, regexes, type tests and schema links."""
+
+    def check_derived_reads(self) -> None:
+        """A pattern reading a property no tool writes and no file states, that the ontology
+        relates to another (an inverse, a subproperty, an equivalent: :mod:`._derived_reads`):
+        patterns see the world as it is under either entailment, so ``?depot :holds ?this``
+        beside ``:holds owl:inverseOf :stockedAt`` blocked every instance there, after the
+        steps before had acted (a ``NOT EXISTS`` guard on it never tripped), and it
+        validated. A warning at the property's line, with the path reading both; kept in
+        :attr:`Definitions.derived_reads`, so a world stating the property drops it."""
+        written = {
+            a.property
+            for tool in self.defs.tools.values()
+            if tool.effect is not None
+            for a in tool.effect.asserts
+        }
+        own = (str(HORIS), str(RDF), str(RDFS), str(OWL), str(XSD), str(SH), FHIR)
+        said: set[tuple[Node, URIRef, URIRef]] = set()
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for subject, prop, value in algebra_triples(algebra):
+                if (
+                    (owner, pred, prop) in said
+                    or str(prop).startswith(own)
+                    or prop in written
+                    or (None, prop, None) in self.g
+                ):
+                    continue
+                related = derived_from(self.g, prop)
+                if not related:
+                    continue
+                said.add((owner, pred, prop))
+                name = self.n(prop)
+                links = ", ".join(
+                    {
+                        "inverse": f"owl:inverseOf {self.n(p)}",
+                        "sub": f"its subproperty {self.n(p)}",
+                        "equivalent": f"owl:equivalentProperty {self.n(p)}",
+                    }[kind]
+                    for p, kind in related
+                )
+                path = path_reading_both(prop, related, self.n)
+                problem = self.placed_in_text(
+                    "warning",
+                    rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
+                    owner,
+                    f"{self.n(pred)} reads {name}, which no tool writes and no file states, "
+                    f"beside {links}: a pattern is matched against the world as it is, under "
+                    "either entailment (rdfs, owl-rl), so no statement of "
+                    f"{name} is derived from those — it matches {name} only where the world "
+                    "states it itself",
+                    f"write {self.sparql_term(subject)} {path} {self.sparql_term(value)} to "
+                    "read both, or the property the world states",
+                    (holder, pred),
+                )
+                self.problems.append(problem)
+                self.defs.derived_reads.setdefault(prop, []).append(problem)
 
     def check_schema_links(self) -> None:
         """An ontology's ``rdfs:subClassOf :Persn`` (``rdfs:domain``, ``rdfs:range``,
