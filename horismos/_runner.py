@@ -144,7 +144,7 @@ class Runner(ActionSteps):
                 at = (
                     (tool.iri, HORIS.binding, Literal(tool.binding))
                     if refused in (None, HORIS.binding)
-                    else (tool.iri, HORIS.takes, None)
+                    else (tool.iri, refused, None)  # horis:takes, or the effect's field
                 )
                 file, line = self.defs.sources.locate_statement(*at)
                 address = tool.mcp_address

@@ -626,6 +626,34 @@ def test_validate_connect_reports_an_effect_field_the_server_never_returns(tmp_p
     assert 'write horis:key "bed"' in p.stdout
 
 
+def test_run_refuses_an_effect_field_the_server_never_returns_before_any_call(tmp_path) -> None:
+    # What validate --connect calls an error, run refuses before the first call, at the same
+    # binding: it called the non-idempotent assign_bed for every patient, each answer refused
+    # by the gate and each patient held in doubt.
+    example = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+    shutil.copytree(example, tmp_path / "mcp")
+    clinic = tmp_path / "mcp" / "clinic.ttl"
+    clinic.write_text(clinic.read_text(encoding="utf-8").replace('horis:key "bed" ; ', ""),
+                      encoding="utf-8")
+    server = tmp_path / "mcp" / "ward_server.py"
+    text = server.read_text(encoding="utf-8")
+    assert text.count("    code = ward.rsplit") == 1
+    server.write_text(text.replace(
+        "    code = ward.rsplit",
+        "    open('calls.log', 'a').write(patient + '\\n')\n    code = ward.rsplit"),
+        encoding="utf-8")
+    effect = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1)
+                  if "horis:effect [" in x)
+    p = horismos_forked(tmp_path / "mcp", "run", "clinic.ttl", "--world", "world.ttl", "--all",
+                        "--out", "after.trig", timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"clinic.ttl:{effect}: ward.assign_bed is refused before any call: " in p.stderr
+    assert "reads 'bedRef' for <http://example.org/ward#bedRef>, a field \"assign_bed\" never " \
+        "returns" in p.stderr and 'write horis:key "bed"' in p.stderr
+    assert not (tmp_path / "mcp" / "calls.log").exists()
+    assert not (tmp_path / "mcp" / "after.trig").exists()
+
+
 def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> None:
     defs = CLINIC + "".join([
         tool("t.assign", "assign", args='; horis:arg [ horis:name "queue" ; '

@@ -474,6 +474,7 @@ class McpBinding(Binding):
         self.sessions = sessions
         self._session: McpSession | None = None
         self._remote: Any = None
+        self._unread = False  # check() found the effect reading a field the tool never returns
 
     @classmethod
     def resolve(
@@ -501,7 +502,29 @@ class McpBinding(Binding):
     opens = True
 
     async def check(self) -> None:
+        """The session opened and the tool checked as :meth:`open` does, then the effect held
+        to the server's output schema (:func:`output_problems`): a returned value read from a
+        field the tool never returns refuses the run before any call, as ``validate
+        --connect`` says; it called the tool for every instance (one not idempotent held in
+        doubt on each) and the gate refused every answer. An optional assertion is left to
+        ``validate``'s warning: its answer lands without it."""
         await self.open()
+        remote = self._remote
+        offered = ((remote.output_schema if remote is not None else None) or {}).get(
+            "properties"
+        ) or {}
+        unread = [
+            (why, hint)
+            for a, why, hint in output_problems(self.tool, self.name, offered, _iri)
+            if not a.optional
+        ]
+        if unread:
+            self._unread = True
+            raise NotSent(
+                f"{self.tool.name} is refused before any call: "
+                + "; ".join(f"{why} — {hint}" for why, hint in unread),
+                tool=str(self.tool.iri),
+            )
 
     async def open(self) -> None:
         """The server's session, started (again, if it died) within :data:`CONNECT_TIMEOUT`,
@@ -515,6 +538,8 @@ class McpBinding(Binding):
         session = self.sessions._open.get(self.server)
         if session is None or not session.alive:
             return None
+        if self._unread:
+            return HORIS.effect
         return HORIS.binding if self.name not in session.tools else HORIS.takes
 
     async def output_schema(self) -> Mapping[str, Any] | None:
@@ -680,6 +705,11 @@ async def _start(
             )
         )
         return None
+
+
+def _iri(term: Any) -> str:
+    """A property as a message with no namespace bindings names it: its IRI, bracketed."""
+    return f"<{term}>"
 
 
 def output_problems(
