@@ -361,8 +361,9 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
 
 
 def credential_problems(defs: Definitions) -> list[Problem]:
-    """Each HTTP binding or MCP server URL that carries credentials (user info, a query value
-    named like a secret): they would be copied into traces and errors."""
+    """Each HTTP binding, MCP server or adapter (``horis:baseUrl``) URL that carries
+    credentials (user info, a query value named like a secret): they would be copied into
+    traces and errors."""
     hint = (
         "send it as a header read from the environment: horis:header [ horis:name "
         '"Authorization" ; horis:fromEnv "API_TOKEN" ]'
@@ -377,6 +378,11 @@ def credential_problems(defs: Definitions) -> list[Problem]:
         for s in defs.mcp_servers.values()
         if s.url is not None
     ]
+    found += [  # as written: the adapter's base_url has lost its trailing "/"
+        (a.iri, HORIS.baseUrl, str(written), f"adapter {a.name}")
+        for a in defs.adapters.values()
+        for written in defs.graph.objects(a.iri, HORIS.baseUrl)
+    ]
     problems = []
     for node, pred, url, who in sorted(found, key=lambda f: str(f[0])):
         secrets = url_credentials(url)
@@ -387,7 +393,10 @@ def credential_problems(defs: Definitions) -> list[Problem]:
                     node,
                     f"the URL of {who} ({redact_url(url)}) carries credentials "
                     f"({', '.join(secrets)}), which would be copied into traces and errors",
-                    hint,
+                    hint
+                    if pred != HORIS.baseUrl
+                    else "drop them from horis:baseUrl and read the token from the environment: "
+                    'horis:tokenFromEnv "EHR_TOKEN" (sent as Authorization: Bearer)',
                     at=(node, pred, Literal(url)),
                 )
             )

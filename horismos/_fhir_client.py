@@ -24,7 +24,7 @@ from ._bindings.limits import body_within, body_within_async
 from ._bindings.reach import Hosts
 from ._errors import NotSent, ResultTooLarge, ToolError
 from ._model import Adapter
-from ._redact import redact_text
+from ._redact import redact_text, url_credentials
 from ._unreachable import why_unreachable
 
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
@@ -51,10 +51,18 @@ def adapter_host_problem(adapter: Adapter, hosts: Hosts, *, resolve: bool = True
 
 def adapter_problem(adapter: Adapter, hosts: Hosts) -> str | None:
     """Why no request to ``adapter`` may be sent from this process, or None: its host outside
-    the outbound-host policy (:func:`adapter_host_problem`, which the catalog says too), or its
-    token variable unset. Said before a run's first step, as an HTTP binding's are, and by
-    each request; it was said only by each commit, once the tool had decided, failing the
-    step."""
+    the outbound-host policy (:func:`adapter_host_problem`, which the catalog says too), a
+    base URL carrying credentials (``?access_token=…``: every request, error and trace would
+    copy it), or its token variable unset. Said before a run's first step, as an HTTP
+    binding's are, and by each request; it was said only by each commit, once the tool had
+    decided, failing the step."""
+    secrets = url_credentials(adapter.base_url)
+    if secrets:  # as an HTTP binding's URL: validate says it at the horis:baseUrl
+        return (
+            f"the horis:baseUrl of adapter {adapter.name} carries credentials "
+            f"({', '.join(secrets)}), which every request would copy into "
+            "traces and errors; declare the token's variable with horis:tokenFromEnv instead"
+        )
     problem = adapter_host_problem(adapter, hosts)
     if problem is not None:
         return problem
