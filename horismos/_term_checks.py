@@ -122,6 +122,27 @@ _NO_RETRY_SPACING = (
 )
 
 
+_SECRET_WORD = re.compile(
+    r"(api_?key|access_?token|bearer|auth(orization)?|credentials?|password|secret|token)", re.I
+)
+"""A term naming a secret written in the file (``horis:token "…"``, ``horis:apiKey``): no
+Horismos term is one, since a secret is read from the environment; the nearest spelling
+(``horis:takes`` for ``horis:token``) would mislead."""
+
+
+def _secret_hint(g: Graph, node: Node) -> str:
+    """Where the secret ``node`` was given goes instead, by what ``node`` is: an adapter's
+    token variable, a command's environment, else a header read from the environment (an
+    HTTP tool, an MCP server reached over HTTP)."""
+    if (node, RDF.type, HORIS.Adapter) in g:
+        how = 'horis:tokenFromEnv "EHR_TOKEN" (the variable\'s name, sent as a Bearer token)'
+    elif (node, RDF.type, HORIS.CommandBinding) in g or (node, HORIS.command, None) in g:
+        how = 'horis:env [ horis:name "API_TOKEN" ; horis:fromEnv "API_TOKEN" ]'
+    else:
+        how = 'horis:header [ horis:name "Authorization" ; horis:fromEnv "API_TOKEN" ]'
+    return f"a secret is never written in the file: it is read from the environment — write {how}"
+
+
 def _written_size(term: Node) -> int:
     """The bytes ``term`` takes written in N-Triples, as :func:`definitions_digest` parses it."""
     return len(term.n3().encode())
@@ -315,6 +336,8 @@ class TermChecks(PatternReading):
             hint = (
                 _NO_RETRY_SPACING
                 if _RETRY_SPACING.search(local)
+                else _secret_hint(self.g, s)
+                if term == p and _SECRET_WORD.fullmatch(local)
                 else f"did you mean horis:{close[0]}?"
                 if close
                 else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
