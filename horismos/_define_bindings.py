@@ -6,6 +6,7 @@ use."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -227,10 +228,14 @@ class BindingBuilding(BuilderBase):
             if next(declared, None) is not None:
                 return False  # declared, and its own errors say what is wrong with it
             known = ", ".join(sorted(self.defs.commands)) or "none is declared"
+            near = difflib.get_close_matches(name, list(self.defs.commands), n=1)
             self.error(
                 s,
                 f'binding "{binding}" names no horis:CommandBinding {name!r} (declared: {known})',
-                f'declare :{name} a horis:CommandBinding ; horis:argv ( … ) ; horis:root "…" .',
+                f'did you mean "cmd:{near[0]}"?'
+                if near
+                else f"declare :{name} a horis:CommandBinding ; horis:argv ( … ) ; "
+                'horis:root "…" .',
                 at=at,
             )
             return False
@@ -238,14 +243,31 @@ class BindingBuilding(BuilderBase):
         used = placeholders(command.argv, command.workdir)
         unknown = sorted(used - sent)
         if unknown:
+            # what to write differs by why each is unknown: declared but not sent, misspelt,
+            # or not declared at all ("declare it" was said of a horis:sent false argument)
+            unsent = [u for u in unknown if any(a.name == u for a in args)]
+            near = {
+                u: meant[0]
+                for u in unknown
+                if u not in unsent and (meant := difflib.get_close_matches(u, sorted(sent), n=1))
+            }
+            fixes = [
+                f'drop horis:sent false from "{u}" (a placeholder sends it to the program)'
+                for u in unsent
+            ] + [f"write {{{to}}} for {{{u}}}" for u, to in near.items()]
+            rest = [u for u in unknown if u not in unsent and u not in near]
+            if rest:
+                fixes.append(
+                    f"declare {', '.join(repr(u) for u in rest)} in horis:takes, or take the "
+                    "placeholder out of horis:argv / horis:workdir"
+                )
             self.error(
                 s,
                 f'command {name!r} of binding "{binding}" uses '
                 f"{', '.join('{' + u + '}' for u in unknown)}, which "
                 f"{'is' if len(unknown) == 1 else 'are'} not a sent argument of the "
                 f"tool (sent: {', '.join(sorted(sent)) or 'none'})",
-                "declare the argument in horis:takes, or take the placeholder out of "
-                "horis:argv / horis:workdir",
+                "; ".join(fixes),
                 at=at,
             )
             return False
