@@ -246,7 +246,7 @@ class BindingBuilding(BuilderBase):
             # what to write differs by why each is unknown: declared but not sent, misspelt,
             # or not declared at all ("declare it" was said of a horis:sent false argument)
             unsent = [u for u in unknown if any(a.name == u for a in args)]
-            near = {
+            respelt = {
                 u: meant[0]
                 for u in unknown
                 if u not in unsent and (meant := difflib.get_close_matches(u, sorted(sent), n=1))
@@ -254,8 +254,8 @@ class BindingBuilding(BuilderBase):
             fixes = [
                 f'drop horis:sent false from "{u}" (a placeholder sends it to the program)'
                 for u in unsent
-            ] + [f"write {{{to}}} for {{{u}}}" for u, to in near.items()]
-            rest = [u for u in unknown if u not in unsent and u not in near]
+            ] + [f"write {{{to}}} for {{{u}}}" for u, to in respelt.items()]
+            rest = [u for u in unknown if u not in unsent and u not in respelt]
             if rest:
                 fixes.append(
                     f"declare {', '.join(repr(u) for u in rest)} in horis:takes, or take the "
