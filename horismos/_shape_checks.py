@@ -190,6 +190,29 @@ class ShapeChecks(ValueListChecks):
                 hint,
                 at=(prop, RDFS.range, r),
             )
+        # an inverse of a property whose values are literals: a literal is never a subject
+        for a, b in sorted(self.g.subject_objects(OWL.inverseOf), key=str):
+            literal = next(
+                (
+                    p
+                    for p in (a, b)
+                    if (p, RDF.type, OWL.DatatypeProperty) in self.g
+                    and (p, RDF.type, OWL.ObjectProperty) not in self.g
+                ),
+                None,
+            )
+            if literal is None:
+                continue
+            self.warn(
+                a,
+                f"{self.n(a)} owl:inverseOf {self.n(b)}, but {self.n(literal)} is an "
+                "owl:DatatypeProperty, whose values are literals: a literal is never the "
+                "subject of a statement, so no value of the one is a node the other could "
+                "start from",
+                f"drop owl:inverseOf, or declare {self.n(literal)} a owl:ObjectProperty if its "
+                "values are nodes",
+                at=(a, OWL.inverseOf, b),
+            )
 
     def check_domain_shapes(self) -> None:
         """A domain shape that names what nothing declares checks nothing, silently: a

@@ -123,3 +123,30 @@ def test_validate_says_it_where_the_run_reserves_and_then_blocks(tmp_path: Path)
     beside = horismos_forked(tmp_path, "validate", "shop.ttl", "--world", "world.ttl",
                              "--world", "held.ttl")
     assert beside.returncode == 0 and "warning" not in beside.stdout, beside.stdout
+
+
+@pytest.mark.parametrize("inverse", [
+    ":nursed a owl:ObjectProperty ; owl:inverseOf :queueRef .",
+    ":nursed a owl:DatatypeProperty ; owl:inverseOf :assignedNurse .",
+])
+def test_an_inverse_of_a_property_of_literals_is_a_warning_at_the_inverse(
+    tmp_path: Path, inverse: str
+) -> None:
+    """A literal is never a subject: the inverse relates nothing, and it loaded silently."""
+    ontology, line = ontology_edited(tmp_path, DECLARED, DECLARED + "\n" + inverse)
+    (tmp_path / "wf").mkdir()
+    workflow, _ = edited(tmp_path / "wf", TRIAGE, READ, READ)
+    p = the_one(problems(workflow, TRIAGE, ontology), "warning")
+    literal = ":queueRef" if ":queueRef" in inverse else ":nursed"
+    assert (p.file, p.line) == (str(ontology), line + 1), str(p)
+    assert f"but {literal} is an owl:DatatypeProperty, whose values are literals" in p.message
+    assert p.hint is not None and p.hint.startswith("drop owl:inverseOf"), str(p)
+
+
+def test_an_inverse_of_two_properties_of_nodes_says_nothing(tmp_path: Path) -> None:
+    ontology, _ = ontology_edited(
+        tmp_path, DECLARED, DECLARED + "\n:nursed a owl:ObjectProperty ; owl:inverseOf "
+        ":assignedNurse .")
+    (tmp_path / "wf").mkdir()
+    workflow, _ = edited(tmp_path / "wf", TRIAGE, READ, READ)
+    assert problems(workflow, TRIAGE, ontology) == []
