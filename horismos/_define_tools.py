@@ -6,6 +6,8 @@ assertions — is checked and modelled here, before any run."""
 
 from __future__ import annotations
 
+import re
+
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
@@ -25,6 +27,11 @@ from ._timeouts import DEFAULT_TIMEOUT, parse_timeout, timeout_problem
 from ._vocab import HORIS
 
 __all__ = ["ToolBuilding"]
+
+
+_JSON_PATH = re.compile(r"^\$|[.\[\]/]")
+"""A ``horis:key`` written as a JSON path (``data.ref``, ``$.ref``, ``items[0]``, ``/data/ref``):
+Horismos reads a top-level field by its name, no path."""
 
 
 class ToolBuilding(BindingBuilding, ShapeChecks):
@@ -499,6 +506,21 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
                 ok = False
                 continue
             key = self.text(a, HORIS.key) or self.short(prop)
+            if _JSON_PATH.search(self.text(a, HORIS.key) or ""):
+                # read as one field's name: a nested value never lands, after the tool acted
+                self.warn(
+                    tool,
+                    f'horis:key "{key}" reads like a JSON path, but horis:key names one field '
+                    "of the answer's top-level object: a value nested under another field is "
+                    "never read, so the gate refuses every answer after the tool has acted",
+                    "have the tool (or a wrapper) return the value as a top-level field and "
+                    + (
+                        f'name that field: horis:key "{last}"'
+                        if (last := _JSON_PATH.split(key)[-1]) and not last.isdigit()
+                        else "name that field in horis:key"
+                    ),
+                    at=(a, HORIS.key, self.one(a, HORIS.key)),
+                )
             from_text = self.flag(a, HORIS.fromText)
             if from_text and typ != XSD.string:
                 self.error(
