@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from difflib import get_close_matches
 
 from ._attempt import any_sent
+from ._cli_backup import backup_arguments, cmd_backup
 from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
 from ._cli_hydrate import cmd_hydrate, hydrate_arguments
@@ -131,6 +132,13 @@ COMMANDS: list[Command] = [
         "print the world's digest; --check recomputes it from every quad",
         digest_arguments,
         cmd_digest,
+    ),
+    Command(
+        "backup",
+        "copy an oxigraph:PATH or journal:PATH world into a new folder, as of one moment "
+        "between commits",
+        backup_arguments,
+        cmd_backup,
     ),
     Command(
         "hydrate",

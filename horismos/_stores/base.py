@@ -56,7 +56,7 @@ from rdflib.plugins.serializers.nt import _quoteLiteral
 from rdflib.term import Node
 
 from .._digest import ZERO, Digest
-from .._errors import HorismosError
+from .._errors import HorismosError, UsageError
 
 if TYPE_CHECKING:
     from .._preconditions import Precondition
@@ -328,6 +328,16 @@ class Store:
         with ``only_if_equal``, only when they already agree (``sparql:`` then folds its
         deltas into one). Returns the kept and the recomputed digest as they were."""
         raise NotImplementedError
+
+    def backup(self, dest: Path) -> None:
+        """Copy the world, as of one moment between commits, into the new folder ``dest``,
+        which opens as a store of the same kind. Only an on-disk store has a folder to copy:
+        any other is a :class:`UsageError` saying how its world is kept instead."""
+        raise UsageError(
+            f"--store {self.name} has no folder to back up: back up an oxigraph:PATH or "
+            "journal:PATH world with horismos backup, a sparql:URL world on its server "
+            '(docs/deployment.md, "Backups")'
+        )
 
     def dataset(self) -> Dataset:
         """An rdflib view of everything stored."""

@@ -52,6 +52,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -63,6 +64,7 @@ from blake3 import blake3
 from .._digest import ZERO, Digest
 from .._durable_files import fsync_folder
 from .._errors import UsageError
+from .backup_folder import into_fresh_folder
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
 from .ox_folder import HELD, refuse_folder_of_files
@@ -700,6 +702,24 @@ class JournalStore(OxigraphStore):
             if self._broken is None:
                 self._break(f"{why} ({e})")
             raise
+
+    def backup(self, dest: Path) -> None:
+        """The folder's files as of one moment between commits: the snapshot, the journal and
+        any ``journal.next``, copied under the store's lock once a dump behind has finished
+        (a copy made by hand while a process commits may pair a new snapshot with an old
+        journal, or end inside a record)."""
+        with self._lock:
+            self._settle()
+
+            def write(temp: Path) -> None:
+                temp.mkdir()
+                for name in (SNAPSHOT, JOURNAL, NEXT):
+                    if (self._folder / name).exists():
+                        shutil.copyfile(self._folder / name, temp / name)
+                        with (temp / name).open("rb+") as f:
+                            os.fsync(f.fileno())
+
+            into_fresh_folder(dest, self.name, write)
 
     def close(self) -> None:
         """Write a snapshot if the journal holds more than a quarter of the snapshot's bytes
