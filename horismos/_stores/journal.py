@@ -67,7 +67,7 @@ from .._errors import UsageError
 from .backup_folder import into_fresh_folder
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
-from .ox_folder import HELD, refuse_folder_of_files
+from .ox_folder import HELD, open_refused, refuse_folder_of_files, waiting_for_lock
 from .ox_terms import Encoded, is_runtime, ox_line
 from .oxigraph import OxigraphStore
 from .update_text import pinned
@@ -298,10 +298,16 @@ class JournalStore(OxigraphStore):
         try:
             folder.mkdir(exist_ok=True)
             self._lock_fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise UsageError(f"cannot open the store at {folder}: {e}") from None
+        except OSError as e:  # a read-only disk, a full one: said with what to do
+            raise open_refused(folder, e) from None
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            waiting_for_lock(
+                lambda: fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB),
+                lambda e: isinstance(e, BlockingIOError),
+            )
+        except UsageError:  # HORISMOS_LOCK_WAIT mistyped
+            os.close(self._lock_fd)
+            raise
         except OSError:
             os.close(self._lock_fd)
             raise UsageError(

@@ -9,17 +9,25 @@ be held, not left as RocksDB's or the lock's own message.
 
 from __future__ import annotations
 
+import math
+import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .._errors import UsageError
 from .._os_words import written
 
-__all__ = ["HELD", "open_refused", "refuse_folder_of_files"]
+__all__ = ["HELD", "is_held", "open_refused", "refuse_folder_of_files", "waiting_for_lock"]
+
+_T = TypeVar("_T")
 
 _LOCK = "LOCK"
 """The file of an on-disk store RocksDB locks; an open that fails on it names it."""
 HELD = (
-    "a process holds it open: an on-disk store opens in one process at a time — share a "
+    "a process holds it open: an on-disk store opens in one process at a time — run this "
+    "again once that one ends, or set HORISMOS_LOCK_WAIT=SECONDS to wait for it; share a "
     "world between processes with sparql:URL"
 )
 """Why a store on disk another opener holds is refused (RocksDB's lock, or a journal's)."""
@@ -61,3 +69,47 @@ def open_refused(path: Path | None, e: OSError) -> UsageError:
     disk = written(e)
     said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
     return UsageError(f"cannot open the store at {path}: {said}")
+
+
+_WAITS = (0.0, 3600.0)
+_POLL = 0.05  # seconds between tries while another process holds the lock
+
+
+def is_held(e: OSError) -> bool:
+    """Whether RocksDB's open failed on the lock another opener holds."""
+    return f"{_LOCK}: " in str(e)
+
+
+def _lock_wait() -> float:
+    """``HORISMOS_LOCK_WAIT``: seconds an open waits for a store another process holds,
+    default 0 (refused at once). Read at open, so a mistyped value is a usage error."""
+    text = os.environ.get("HORISMOS_LOCK_WAIT", "0")
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = math.nan
+    if not (_WAITS[0] <= wait <= _WAITS[1]):  # NaN too
+        raise UsageError(
+            f"HORISMOS_LOCK_WAIT is {text!r}: give a number of seconds from 0 to "
+            f"{_WAITS[1]:,.0f} (default 0), how long opening an on-disk store waits for "
+            "another process that holds it"
+        )
+    return wait
+
+
+def waiting_for_lock(open_: Callable[[], _T], held: Callable[[OSError], bool]) -> _T:
+    """``open_()``, tried again while it fails because another process holds the store
+    (``held``), for up to ``HORISMOS_LOCK_WAIT`` seconds. Why: a service runs one process per
+    event and ``wake`` from cron on one ``oxigraph:PATH`` or ``journal:PATH``; when two met,
+    one was refused (exit 2) and an event's facts were not applied unless its sender tried
+    again. Waiting makes them take turns; the last failure is raised as it was."""
+    deadline = time.monotonic() + _lock_wait()
+    while True:
+        try:
+            return open_()
+        except OSError as e:
+            if not held(e):
+                raise
+            if time.monotonic() + _POLL > deadline:
+                raise
+            time.sleep(_POLL)

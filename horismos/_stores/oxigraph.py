@@ -90,7 +90,7 @@ from .ox_files import (
     oversized,
     parse_file,
 )
-from .ox_folder import open_refused, refuse_folder_of_files
+from .ox_folder import is_held, open_refused, refuse_folder_of_files, waiting_for_lock
 from .ox_terms import (
     LENIENT,
     TERM_FN,
@@ -142,7 +142,8 @@ class OxigraphStore(Store):
         self.name = f"oxigraph:{self.path}" if self.path is not None else "oxigraph"
         self._on_disk = self.persistent = self.path is not None
         try:
-            self._store = ox.Store(str(self.path) if self.path is not None else None)
+            where = str(self.path) if self.path is not None else None
+            self._store = waiting_for_lock(lambda: ox.Store(where), is_held)
         except OSError as e:
             raise open_refused(self.path, e) from None
         self._lock = threading.RLock()

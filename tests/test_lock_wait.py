@@ -1,0 +1,75 @@
+"""``HORISMOS_LOCK_WAIT``: an on-disk store another process holds is waited for, so a service
+running one ``horismos`` process per event beside ``wake`` from cron takes turns instead of
+refusing whichever came second (exit 2, the event's facts not applied). Real processes: one
+holds the store mid-call; the other waits for it, or is refused at once without the setting,
+in words saying what to do."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+    (tmp_path / "payments.py").write_text(PAYMENTS)
+    return tmp_path
+
+
+def horismos(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+                          env={**environ(cwd, None), **env}, capture_output=True, text=True,
+                          timeout=300)
+
+
+def holding(cwd: Path, kind: str) -> subprocess.Popen[bytes]:
+    """A run on the store, held inside its charge (the store open) until killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "horismos", "run", "pay.ttl", "--store", f"{kind}:store",
+         "--tools", "payments.py", "--focus", ":o1"],
+        cwd=cwd, env=environ(cwd, "charge-after"), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (cwd / "at-charge-after").exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_an_open_waits_for_the_process_that_holds_the_store(shop: Path, kind: str) -> None:
+    assert horismos(shop, "load", "world.ttl", "--store", f"{kind}:store").returncode == 0
+    proc = holding(shop, kind)
+    try:
+        refused = horismos(shop, "wake", "pay.ttl", "--store", f"{kind}:store")
+        assert refused.returncode == 2
+        assert "run this again once that one ends, or set HORISMOS_LOCK_WAIT" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        killer = threading.Timer(2, lambda: os.kill(proc.pid, signal.SIGKILL))
+        killer.start()
+        waited = horismos(shop, "wake", "pay.ttl", "--store", f"{kind}:store", "--tools",
+                          "payments.py", HORISMOS_LOCK_WAIT="60")
+        killer.join()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert waited.returncode == 0, waited.stderr
+    assert "no wait is due" in waited.stdout + waited.stderr
+
+
+def test_a_mistyped_lock_wait_is_a_usage_error(shop: Path) -> None:
+    assert horismos(shop, "load", "world.ttl", "--store", "journal:store").returncode == 0
+    bad = horismos(shop, "instances", "--store", "journal:store", HORISMOS_LOCK_WAIT="soon")
+    assert bad.returncode == 2
+    assert "HORISMOS_LOCK_WAIT is 'soon': give a number of seconds" in bad.stderr
+    assert "Traceback" not in bad.stderr
