@@ -48,6 +48,7 @@ _TYPE = RDF.type  # looked up once: rdflib answers RDF.type through __getattr__ 
 _READ_ONLY = frozenset({"DecisionStep", "WaitStep"})
 """Kinds of step that act on nothing when they complete: what the livelock check counts out."""
 
+
 class Runner(ActionSteps):
     """Runs instances of the workflows in ``defs`` against a world, writing one trace."""
 
