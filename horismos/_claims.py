@@ -58,8 +58,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import math
-import os
 import random
 import threading
 import time
@@ -73,6 +71,7 @@ from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from ._digest import Digest
+from ._env_seconds import seconds_from_env
 from ._errors import LeaseLost, UsageError
 from ._intents import yields_to
 from ._records import InstanceRun
@@ -111,17 +110,9 @@ def lease_from_env() -> float:
     """Seconds a worker's claims outlive its last heartbeat: ``HORISMOS_LEASE``, default 10.
     Read when a worker joins, not at import, so a mistyped value is a usage error that says
     what to write, not a traceback before the command has started."""
-    text = os.environ.get("HORISMOS_LEASE", "10")
-    try:
-        lease = float(text)
-    except ValueError:
-        lease = math.nan
-    if not (_LEASES[0] <= lease <= _LEASES[1]):  # NaN too
-        raise UsageError(
-            f"HORISMOS_LEASE is {text!r}: give a number of seconds from {_LEASES[0]:g} to "
-            f"{_LEASES[1]:,.0f} (default 10), how soon a stopped worker's claims are taken over"
-        )
-    return lease
+    return seconds_from_env(
+        "HORISMOS_LEASE", 10, _LEASES, "how soon a stopped worker's claims are taken over"
+    )
 
 
 SETTLE = 0.2

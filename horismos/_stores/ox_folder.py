@@ -9,13 +9,12 @@ be held, not left as RocksDB's or the lock's own message.
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from .._env_seconds import seconds_from_env
 from .._errors import UsageError
 from .._os_words import written
 
@@ -83,18 +82,12 @@ def is_held(e: OSError) -> bool:
 def _lock_wait() -> float:
     """``HORISMOS_LOCK_WAIT``: seconds an open waits for a store another process holds,
     default 0 (refused at once). Read at open, so a mistyped value is a usage error."""
-    text = os.environ.get("HORISMOS_LOCK_WAIT", "0")
-    try:
-        wait = float(text)
-    except ValueError:
-        wait = math.nan
-    if not (_WAITS[0] <= wait <= _WAITS[1]):  # NaN too
-        raise UsageError(
-            f"HORISMOS_LOCK_WAIT is {text!r}: give a number of seconds from 0 to "
-            f"{_WAITS[1]:,.0f} (default 0), how long opening an on-disk store waits for "
-            "another process that holds it"
-        )
-    return wait
+    return seconds_from_env(
+        "HORISMOS_LOCK_WAIT",
+        0,
+        _WAITS,
+        "how long opening an on-disk store waits for another process that holds it",
+    )
 
 
 def waiting_for_lock(open_: Callable[[], _T], held: Callable[[OSError], bool]) -> _T:
