@@ -546,7 +546,11 @@ class ActionSteps(ToolCalls):
         node may be one of a name the tool had before it was renamed (:mod:`._renamed_tools`)."""
         formers = self.former_names_of(tool) if self.binds_doubts else ()
         found = kept_at(tool, formers, node, rec.args)
-        iri, key = found if found is not None else (tool.iri, key_at(tool, node, rec.args))
+        iri, key = (
+            found
+            if found is not None
+            else (tool.iri, key_at(tool, node, rec.args, self.keys_across))
+        )
         earlier = read_intent(self.store, node)
         if earlier is not None and not earlier.in_flight:
             rec.status = "failed"
@@ -575,7 +579,7 @@ class ActionSteps(ToolCalls):
         self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef, by: URIRef
     ) -> tuple[StepRecord, URIRef | None]:
         """The step is blocked while ``by`` calls ``tool`` at ``node``: tried again later."""
-        key = key_at(tool, node, rec.args)
+        key = key_at(tool, node, rec.args, self.keys_across)
         rec.error = CallInFlight(
             in_flight_message(tool, key, self.defs.name, by),
             holder=str(by),

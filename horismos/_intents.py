@@ -497,15 +497,18 @@ def holder(store: Store, node: URIRef) -> URIRef | None:
     return found if isinstance(found, URIRef) else None
 
 
-def key_at(tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]]) -> Node:
-    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key`, the node being that
-    key's or one a version before kept it at (:func:`former_doubt_keys`)."""
+def key_at(
+    tool: Tool, node: URIRef, calls: Iterable[Mapping[str, Any]], across: bool = True
+) -> Node:
+    """Which of ``calls`` is kept at ``node``: its :func:`doubt_key` (``across``: as
+    :func:`doubt_key`'s, so a replay of a version before names the key it kept), the node
+    being that key's or one a version before kept it at (:func:`former_doubt_keys`)."""
     calls = list(calls)
     for args in calls:
-        if doubt_node(tool.iri, key := doubt_key(tool, args)) == node:
+        if doubt_node(tool.iri, key := doubt_key(tool, args, across)) == node:
             return key
     return next(
-        doubt_key(tool, args)
+        doubt_key(tool, args, across)
         for args in calls
         if any(doubt_node(tool.iri, k) == node for k in former_doubt_keys(tool, args))
     )
