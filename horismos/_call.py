@@ -67,15 +67,14 @@ from ._model import McpServer, Tool
 from ._people import operator_name
 from ._policy import (
     Policy,
+    code_stale,
     fingerprint,
-    given_code,
     given_holds_for,
     given_issued,
     given_print,
     given_used,
     given_used_with,
     how_to_approve,
-    other_code,
     refusal,
     server_of,
 )
@@ -886,10 +885,9 @@ def _check_code(tool: Tool, world: World, approval: str, code: str | None) -> No
     """Refuse an approval ``tools approve`` issued for other code than the call's binding
     runs (``code``): the same ``python:`` name, another ``--tools`` file (or this one
     edited). One issued without the code named holds, as it did."""
-    issued_for = given_code(world.store, approval)
-    if issued_for is None or code is None or issued_for == code:
-        return
-    raise _Refused("refused", "approval_stale", other_code(tool, issued_for, code))
+    stale = code_stale(world.store, tool, approval, lambda: code)
+    if stale is not None:
+        raise _Refused("refused", "approval_stale", stale)
 
 
 def _check_unused(tool: Tool, world: World, approval: str, idempotency_key: str | None) -> bool:

@@ -33,12 +33,11 @@ from ._model import Tool
 from ._policy import (
     DEFAULT_ALLOW,
     allowed,
+    code_stale,
     fingerprint,
-    given_code,
     given_print,
     given_used,
     how_to_approve,
-    other_code,
     side_effect,
 )
 from ._world import holds_subject
@@ -324,11 +323,9 @@ class _Context:
         the code this catalog's tools resolve to. Listed executable, it was refused."""
         if self.world is None:
             return None
-        issued_for = given_code(self.world.store, approval)
-        if issued_for is None:
-            return None
-        code = code_of(tool, self.catalog.agent.tools)
-        return None if code is None or code == issued_for else other_code(tool, issued_for, code)
+        return code_stale(
+            self.world.store, tool, approval, lambda: code_of(tool, self.catalog.agent.tools)
+        )
 
     def _world(self, tool: Tool, bound: dict[str, Node]) -> list[dict[str, str]]:
         """Bind the focus, then check the tool's preconditions in the world."""

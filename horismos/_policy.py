@@ -70,6 +70,7 @@ __all__ = [
     "approve",
     "canonical_json",
     "code_for",
+    "code_stale",
     "fingerprint",
     "fresh_approval",
     "given_code",
@@ -284,14 +285,24 @@ def given_code(store: Store, approval: str) -> str | None:
     return code_for(store, _given_node(approval))
 
 
-def other_code(tool: Tool, issued_for: str, code: str) -> str:
-    """Why an approval ``tools approve`` issued for the code ``issued_for`` does not hold for
-    a call whose binding runs ``code`` (the same ``python:`` name, another ``--tools``
-    file, or this one edited), and what to do: said alike by the call that refuses it and
-    by discovery, which lists the tool blocked rather than executable."""
+def code_stale(
+    store: Store, tool: Tool, approval: str, code: Callable[[], str | None]
+) -> str | None:
+    """Why ``approval``, which ``tools approve`` issued, does not hold for a call whose
+    binding runs ``code()`` (the same ``python:`` name, another ``--tools`` file, or this one
+    edited), and what to do; None when it holds: issued naming no code (as before approvals
+    named any), or for this code. Judged alike by the call that refuses it and by discovery,
+    which lists the tool blocked rather than executable; ``code`` is asked only when the
+    approval names one (resolving a binding may import its module)."""
+    issued_for = given_code(store, approval)
+    if issued_for is None:
+        return None
+    now = code()
+    if now is None or now == issued_for:
+        return None
     return (
         f"the approval given was issued for other code behind {tool.name}: "
-        f"{code_said(issued_for)}, where this call runs {code_said(code)}; it does not hold "
+        f"{code_said(issued_for)}, where this call runs {code_said(now)}; it does not hold "
         "for this code. Approve again with the --tools this call is given: "
         + how_to_approve(tool.name)
     )
@@ -631,12 +642,10 @@ def pending(
         for fp in set(prints) & recorded.keys():
             held = [g for g in recorded[fp] if given_for(store, g.approval) in (None, now)]
             stale = stale or len(held) < len(recorded[fp])
-            if code is not None:  # and of the code behind it now
-                for g in held:
-                    was = code_for(store, g.approval)
-                    if was not in (None, code):
-                        other = was
-                held = [g for g in held if code_for(store, g.approval) in (None, code)]
+            if code is not None:  # and of the code behind it now, each asked once
+                named = [(g, code_for(store, g.approval)) for g in held]
+                other = next((was for _, was in reversed(named) if was not in (None, code)), other)
+                held = [g for g, was in named if was in (None, code)]
             recorded[fp] = held
     lapse, lapsed = _lapsing(store, step.iri, recorded, set(prints), at) if bound > 3 else ([], ())
     missing, taking = [], Counter[str]()
