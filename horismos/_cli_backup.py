@@ -6,8 +6,8 @@ beside a process that has it open (or after one was killed) may leave out the la
 which RocksDB keeps only in its log until a flush; restored, an intent among them was gone,
 and the tool it guarded was called again. A ``journal:PATH`` folder copied while a process
 commits may pair a new snapshot with an old journal. This command opens the store as any
-other does (so it waits for no one: a store another process holds is refused, exit 2, and
-is backed up again in a moment) and copies it under its lock.
+other does (a store another process holds is waited for up to ``HORISMOS_LOCK_WAIT``, else
+refused, exit 2, and backed up again in a moment) and copies it under its lock.
 """
 
 from __future__ import annotations

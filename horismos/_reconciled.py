@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -107,13 +106,10 @@ def reconciliation(
     return quads
 
 
-def reconciliations(
-    store: Store, instances: Iterable[URIRef] | None = None
-) -> dict[URIRef, list[Reconciled]]:
+def reconciliations(store: Store) -> dict[URIRef, list[Reconciled]]:
     """The calls in doubt cleared by hand, by the instance (or catalog call) that made them,
-    oldest first; only those of ``instances`` when given. Found by their type: the few there
-    are, not the world (one query, however many instances are listed)."""
-    wanted = None if instances is None else set(instances)
+    oldest first. Found by their type: the few there are, not the world (one query, however
+    many instances are listed)."""
     found: dict[URIRef, list[Reconciled]] = {}
     for r in store.select(
         """SELECT ?r ?at ?who ?verdict ?tool ?i ?started ?args WHERE {
@@ -127,8 +123,6 @@ def reconciliations(
         {"horis": NS, "prov": str(PROV), "rdfs": str(RDFS)},
     ):
         instance = cast(URIRef | None, r.get("i"))
-        if wanted is not None and instance not in wanted:
-            continue
         found.setdefault(instance, []).append(  # type: ignore[arg-type]
             Reconciled(
                 str(r["at"]),

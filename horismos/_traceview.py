@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
-from rdflib import RDF, RDFS, XSD, BNode, Literal, Namespace, URIRef
+from rdflib import RDF, RDFS, SH, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
@@ -429,7 +429,6 @@ def _prov_triples(
     return triples
 
 
-SH = Namespace("http://www.w3.org/ns/shacl#")
 _PREFIXES = (
     ("prov", str(PROV)),
     ("horis", str(HORIS)),

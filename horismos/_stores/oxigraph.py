@@ -771,7 +771,7 @@ class OxigraphStore(Store):
         miss the last commits, still only in RocksDB's log: an intent among them, restored,
         let a tool that is not idempotent be called again."""
         if not self._on_disk:
-            super().backup(dest)
+            return super().backup(dest)  # refused: in memory, there is no folder to copy
         with self._lock:
             if self._known and not self._persisted:
                 self._persist()
