@@ -15,7 +15,7 @@ from collections import Counter
 from ._agent import Agent
 from ._cli_common import open_for_writing
 from ._errors import UsageError
-from ._queue import blocked_states, stop_reasons, submit_instances, untouched, wait_past
+from ._queue import blocked_states, stop_reasons, submit_instances, wait_past
 from ._redact import redact_url
 
 __all__ = ["cmd_submit", "submit_arguments"]
@@ -93,8 +93,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
         )
         if args.wait is None:
             return 0
-        statuses = wait_past(world, wf.iri, foci, timeout=args.wait, since=since)
-        stale = set(untouched(world, wf.iri, since))
+        statuses, untaken = wait_past(world, wf.iri, foci, timeout=args.wait, since=since)
+        stale = set(untaken)
         stopped = [f for f, s in statuses.items() if s in ("failed", "blocked") and f not in stale]
         reasons = stop_reasons(world, wf.iri, stopped[:_SHOWN])
         for f in stale:  # no task went on with it yet: its block is the one of before

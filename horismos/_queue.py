@@ -353,7 +353,7 @@ def wait_for_instances(
 ) -> dict[URIRef, str | None]:
     """Poll the world until every focus node's instance has stopped (any status but
     ``running``), or ``timeout`` seconds pass; returns the statuses last read."""
-    return wait_past(world, workflow, foci, timeout=timeout, poll=poll)
+    return wait_past(world, workflow, foci, timeout=timeout, poll=poll)[0]
 
 
 def wait_past(
@@ -364,24 +364,26 @@ def wait_past(
     timeout: float,
     poll: float = 0.25,
     since: BlockedStates | None = None,
-) -> dict[URIRef, str | None]:
+) -> tuple[dict[URIRef, str | None], list[URIRef]]:
     """:func:`wait_for_instances`, waiting too for each blocked instance of ``since``
-    (:func:`blocked_states`, read before submitting) until a task has gone on with it.
+    (:func:`blocked_states`, read before submitting) until a task has gone on with it; the
+    statuses last read, and those foci of ``since`` still :func:`untouched` when they were.
 
     Why: a task goes on with a blocked instance, so one still as it stood then has not been
     taken up yet. ``submit --wait`` ended at once and said the block, and why, of before
     the task ran: the advice to widen an ``--allow`` the operator had just widened.
-    Untouched at the ``timeout``, it is returned ``blocked``: :func:`untouched` tells it
-    from one blocked again."""
+    Untouched at the ``timeout``, it is returned ``blocked``, and among the untouched.
+
+    Which are untouched is read before the statuses: read after, an instance a task
+    completed between the two reads was moved on by the second and still ``blocked`` by the
+    first, and ``submit --wait`` said "1 blocked" of an instance that had completed."""
     deadline = time.monotonic() + timeout
     while True:
+        stale = untouched(world, workflow, since)
         statuses = instance_statuses(world, workflow, foci)
-        if all(s not in (None, "running") for s in statuses.values()) and not untouched(
-            world, workflow, since
-        ):
-            return statuses
-        if time.monotonic() > deadline:
-            return statuses
+        stopped = all(s not in (None, "running") for s in statuses.values())
+        if (stopped and not stale) or time.monotonic() > deadline:
+            return statuses, stale
         time.sleep(poll)
 
 

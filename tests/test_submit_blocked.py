@@ -227,3 +227,41 @@ def test_a_claim_taken_again_after_the_block_ended_elsewhere_drives_nothing(
             driver.close()
     assert calls == [O1]
     assert [s for s, _ in stuck] == ["Blocked"] and _instances(server) == done
+
+
+def test_an_instance_completed_between_two_reads_of_the_wait_is_said_completed(monkeypatch):
+    """``submit --wait`` said "1 blocked" of an instance a task completed: it read the
+    statuses (still blocked), then whether the block was still the one of before (by then the
+    instance had completed, so it was not), and took the first reading. The task's commit is
+    made here between the wait's reads, as a worker's landed in the run that showed it."""
+    from rdflib import Literal, URIRef
+
+    from horismos import Change
+    from horismos._queue import blocked_states, instance_statuses, wait_past
+    from horismos._stores.base import INSTANCES
+    from horismos._vocab import HORIS
+
+    world = World.open("oxigraph")
+    instance, workflow, focus = (URIRef(f"urn:test:{n}") for n in ("i", "wf", "o1"))
+    state = [(instance, HORIS.workflow, workflow, INSTANCES),
+             (instance, HORIS.focus, focus, INSTANCES)]  # fmt: skip
+    blocked = [(instance, HORIS.status, HORIS.Blocked, INSTANCES),
+               (instance, HORIS.version, Literal(3), INSTANCES)]  # fmt: skip
+    world.commit(Change(add=[*state, *blocked]))
+    since = blocked_states(world, workflow, [focus])
+    assert since  # as submit read it before handing the task over
+
+    landed = []
+
+    def the_task_lands_after(world, workflow, foci):  # the worker's commit, right after a read
+        read = instance_statuses(world, workflow, foci)
+        if not landed:
+            landed.append(True)
+            completed = [(instance, HORIS.status, HORIS.Completed, INSTANCES),
+                         (instance, HORIS.version, Literal(4), INSTANCES)]  # fmt: skip
+            world.commit(Change(add=completed, remove=blocked))
+        return read
+
+    monkeypatch.setattr("horismos._queue.instance_statuses", the_task_lands_after)
+    statuses, untaken = wait_past(world, workflow, [focus], timeout=5, poll=0.01, since=since)
+    assert statuses == {focus: "completed"} and untaken == []
