@@ -53,6 +53,7 @@ from ._reconciled import VERDICTS
 from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
+from ._stores.base import INSTANCE
 from ._trace import Trace
 from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
@@ -551,7 +552,7 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
             f"{cleared.args}): it may be called again"
         )
     verdict = f"verdict: {args.verdict}" if args.verdict else "no --verdict given"
-    shown = str(cleared.instance).startswith("urn:horismos:instance:")  # not a catalog call's
+    shown = str(cleared.instance).startswith(INSTANCE)  # not a catalog call's
     print(
         f"recorded in the world: cleared by {operator} ({verdict})"
         + ("; `horismos instances` shows it on its instance" if shown else "")

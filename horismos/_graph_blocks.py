@@ -22,10 +22,9 @@ from typing import Any
 from rdflib import URIRef, Variable
 from rdflib.term import Node
 
-__all__ = ["named_graph_reads"]
+from ._stores.base import OWN
 
-_OWN = "urn:horismos:"
-"""Where Horismos names its own graphs: instances' state, claims, doubts, bookkeeping."""
+__all__ = ["named_graph_reads"]
 
 _GRAPH = ("Graph", "GraphGraphPattern")
 """A GRAPH block's algebra, and its parse inside an ``EXISTS`` (rdflib leaves those unlowered)."""
@@ -43,7 +42,7 @@ def named_graph_reads(algebra: Any) -> list[Node]:
             continue
         if isinstance(term, Variable) and uses[term] > inside[term]:
             continue  # read outside its block: which graph said it is the question
-        if isinstance(term, URIRef) and str(term).startswith(_OWN):
+        if isinstance(term, URIRef) and str(term).startswith(OWN):
             continue
         found.append(term)
     return found

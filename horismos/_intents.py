@@ -69,7 +69,7 @@ from ._errors import OutcomeUnknown
 from ._literals import plain_literal
 from ._model import Tool
 from ._stores import Store
-from ._stores.base import Quad, doubt_node
+from ._stores.base import INSTANCE, Quad, doubt_node
 from ._vocab import HORIS, NS, PROV
 from ._world import INSTANCES
 
@@ -577,7 +577,7 @@ def open_step_intents(store: Store, tool: Tool, key: Node) -> list[Intent]:
     call (rare), so by a query over the few intents there are, not by a node of their own."""
     rows = store.select(
         f"SELECT ?n WHERE {{ GRAPH <{INSTANCES}> {{ ?n horis:tool ?tool ; horis:instance ?i }} "
-        '  FILTER(STRSTARTS(STR(?n), "urn:horismos:instance:")) }',
+        f'  FILTER(STRSTARTS(STR(?n), "{INSTANCE}")) }}',
         {"tool": tool.iri},
         {"horis": NS},
     )

@@ -50,7 +50,7 @@ from ._errors import PolicyRefused, UsageError
 from ._model import ActionStep, McpServer, Tool
 from ._people import operator_name, person_triples
 from ._stores import Change, Conflict, Store
-from ._stores.base import INSTANCES
+from ._stores.base import INSTANCES, OWN
 from ._stores.ox_terms import nt
 from ._vocab import HORIS, NS, PROV
 
@@ -366,7 +366,7 @@ def approval_nodes(store: Store, among: Iterable[str]) -> frozenset[str]:
     ``horis:approvalsAsked`` let more approvals be given than calls asked. The runtime names
     every such node under ``urn:horismos:``, so only those of ``among`` are asked about: what
     the data touches, never every approval the store ever held."""
-    named = sorted({iri for iri in among if iri.startswith(_RUNTIME_NODE)})
+    named = sorted({iri for iri in among if iri.startswith(OWN)})
     found: set[str] = set()
     for start in range(0, len(named), _ASKED_AT_ONCE):
         values = " ".join(nt(URIRef(iri)) for iri in named[start : start + _ASKED_AT_ONCE])
@@ -380,7 +380,6 @@ def approval_nodes(store: Store, among: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-_RUNTIME_NODE = "urn:horismos:"
 _ASKED_AT_ONCE = 500  # IRIs in one query's VALUES
 
 

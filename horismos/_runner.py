@@ -34,7 +34,7 @@ from ._reads import text
 from ._records import InstanceRun, StepRecord
 from ._stored_instances import StoredInstance, read_instance, short_id_quad
 from ._stores import Change, Conflict, StoreError
-from ._stores.base import QueryRefused, ReadAhead
+from ._stores.base import INSTANCE, QueryRefused, ReadAhead
 from ._unrecorded import unrecorded
 from ._vocab import HORIS
 from ._waits import Waiting, wait_step
@@ -287,7 +287,7 @@ class Runner(ActionSteps):
         update request on ``sparql:URL``). Until then it exists in no store: a process that
         stops before leaves the world as it was, and a rerun starts the instance anew.
         """
-        iid = URIRef(f"urn:horismos:instance:{self.env.new_id()}")
+        iid = URIRef(f"{INSTANCE}{self.env.new_id()}")
         inst = InstanceRun(iid, workflow.iri, focus, "completed", workflow.start)
         self._fresh[iid] = [
             (iid, _TYPE, HORIS.Instance, INSTANCES),

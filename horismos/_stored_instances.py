@@ -21,7 +21,7 @@ from ._errors import RunError, UsageError
 from ._literals import plain_literal
 from ._records import InstanceRun
 from ._stores import RUNTIME, Store, StoreError
-from ._stores.base import QueryRefused
+from ._stores.base import INSTANCE, QueryRefused
 from ._vocab import HORIS, NS, PROV
 from ._world import (
     INDEXED_EVERY_INSTANCE,
@@ -334,7 +334,7 @@ def find_instance(store: Store, text: str, verb: str = "resume") -> URIRef:
         elif not found and index is None:
             rows = store.select(
                 f"SELECT ?i WHERE {{ GRAPH <{INSTANCES}> {{ ?i a horis:Instance }} "
-                f'FILTER(STRSTARTS(STR(?i), "{_INSTANCE_PREFIX}{text}")) }} LIMIT 2',
+                f'FILTER(STRSTARTS(STR(?i), "{INSTANCE}{text}")) }} LIMIT 2',
                 {},
                 _NS,
             )
@@ -417,10 +417,9 @@ def _indexed(store: Store, text: str) -> list[Node]:
         {"short": Literal(text[:SHORT_LENGTH])},
         _NS,
     )
-    return [r["i"] for r in rows if str(r["i"]).startswith(_INSTANCE_PREFIX + text)][:2]
+    return [r["i"] for r in rows if str(r["i"]).startswith(INSTANCE + text)][:2]
 
 
-_INSTANCE_PREFIX = "urn:horismos:instance:"
 _SHORT_ID = re.compile(r"[0-9A-Za-z_-]+")
 """What an instance's id is written with (the hex of a UUID; a replay's own ids too)."""
 

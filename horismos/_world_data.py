@@ -26,7 +26,7 @@ from rdflib.graph import ConjunctiveGraph
 from rdflib.term import Node
 
 from ._errors import AuthoringError, UsageError
-from ._stores.base import Quad
+from ._stores.base import OWN, Quad
 from ._stores.ox_terms import from_ox, graph_name
 from ._stores.skolem import GENID, skolemise_ox
 from ._turtle_syntax import parser_reason
@@ -50,8 +50,6 @@ DATA_FORMATS: dict[str, ox.RdfFormat] = {
 """The formats ``World.load_data`` reads text in, by name: those of the files ``World.load``
 reads, and JSON-LD (its remote ``@context`` documents are not fetched: refused)."""
 
-_RUNTIME_NODE = "urn:horismos:"
-
 
 def runtime_term(term: Node | None) -> bool:
     """Whether ``term`` is the runtime's own: a ``horis:`` IRI (or a literal typed by one), or
@@ -62,7 +60,7 @@ def runtime_term(term: Node | None) -> bool:
     if not isinstance(term, URIRef):
         return False
     text = str(term)
-    return text.startswith(NS) or (text.startswith(_RUNTIME_NODE) and not text.startswith(GENID))
+    return text.startswith(NS) or (text.startswith(OWN) and not text.startswith(GENID))
 
 
 def data_quads(

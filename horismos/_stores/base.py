@@ -63,8 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIGEST_GRAPH",
+    "INSTANCE",
     "INSTANCES",
     "LTHASH",
+    "OWN",
     "RUNTIME",
     "Change",
     "Conflict",
@@ -85,6 +87,12 @@ Quad = tuple[Node, Node, Node, URIRef | None]
 Progress = Callable[[int], None]
 """Called with the number of quads read so far while a file loads."""
 
+OWN = "urn:horismos:"
+"""Every node and graph the runtime names is under this prefix (instances, their state, steps'
+activities, doubts, approvals, bookkeeping), and so are the skolemised blank nodes of world
+data (``skolem.GENID``), which are the world's."""
+INSTANCE = f"{OWN}instance:"
+"""An instance's IRI is this prefix and its id."""
 RUNTIME = "urn:horismos:runtime:"
 """Graphs named under this prefix are store bookkeeping, never part of the world."""
 INSTANCES = URIRef("urn:horismos:instances")
