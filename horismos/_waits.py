@@ -49,6 +49,7 @@ from ._world import (
     World,
     states,
 )
+from ._world_data import runtime_term
 
 __all__ = [
     "WaitContext",
@@ -442,13 +443,13 @@ def _syntax_why(prefixes: str, facts: str, e: Exception) -> str:
 
 
 def _check_terms(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:
+    """Refuse facts writing runtime state, as ``World.load_data`` refuses it (one predicate:
+    :func:`~horismos._world_data.runtime_term`): a ``horis:`` term, or a runtime node as
+    subject or object (``<g> prov:wasGeneratedBy <an approval>`` gave one approval a second
+    graph, and a forEach two calls on it). A skolemised blank node of the world's data is the
+    world's, and facts may speak of it."""
     for s, p, o in triples:
-        datatype = o.datatype if isinstance(o, Literal) else None  # "…"^^horis:X too
-        if any(str(t).startswith(NS) for t in (s, p, o, datatype) if isinstance(t, URIRef)) or (
-            # of a runtime node as an object too: `<g> prov:wasGeneratedBy <an approval>`
-            # gave one approval a second graph, and a forEach two calls on it
-            any(str(t).startswith("urn:horismos:") for t in (s, o) if isinstance(t, URIRef))
-        ):
+        if runtime_term(s) or runtime_term(p) or runtime_term(o):
             raise UsageError(
                 f"the facts write {defs.name(s)} {defs.name(p)} {defs.name(o)}: "
                 "runtime state "

@@ -400,6 +400,8 @@ def test_a_short_id_on_a_store_that_takes_no_writes_is_looked_for_among_the_ids(
         (":req2 a horis:Instance .", UsageError, "runtime state"),  # horis: as object
         ("horis:Completed :approvedBy :grace .", UsageError, "runtime state"),  # as subject
         (':req1 rdfs:comment "x"^^horis:T .', UsageError, "runtime state"),  # as datatype
+        ("<urn:horismos:instance:x> :approvedBy :grace .", UsageError, "runtime state"),
+        (":req1 <urn:horismos:approvedBy> :grace .", UsageError, "runtime state"),
     ],
 )
 def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> None:
@@ -410,6 +412,24 @@ def test_facts_that_cannot_land_change_nothing(leave, facts, error, words) -> No
         agent.resume(world, waiting.instance, facts=facts)
     assert world.canonical() == before
     assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
+
+
+def test_facts_may_speak_of_a_node_the_worlds_data_left_blank(tmp_path: Path) -> None:
+    """A blank node of the world's data is named when it loads (``urn:horismos:genid:…``);
+    it is the world's, and ``World.load_data`` lets data speak of it. Facts answering a wait
+    were refused as "runtime state" for it: the two decided separately what is the
+    runtime's."""
+    (tmp_path / "leave.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(WORLD + ':req1 :attached [ rdfs:label "form A" ] .\n')
+    agent = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    world = World.from_files(tmp_path / "world.ttl")
+    form = world.graph.value(L.req1, L.attached)
+    assert str(form).startswith("urn:horismos:genid:")
+    waiting = agent.run(world, ":Leave", ":req1")
+    facts = f"<{form}> :signedBy :grace . :req1 :approvedBy :grace ."
+    agent.resume(world, waiting.instance, facts=facts)
+    assert (form, L.signedBy, L.grace) in world.graph
+    assert state(world, waiting.instance)[0] == HORIS.Completed
 
 
 @pytest.mark.parametrize(
