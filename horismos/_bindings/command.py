@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -364,15 +364,18 @@ class CommandBinding(Binding):
         )
         preexec = shepherd.start(os.getpid(), argv, env)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                preexec_fn=preexec,
+            proc = await _started(
+                lambda: asyncio.create_subprocess_exec(
+                    *argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                ),
+                shepherded=preexec is not None,
             )
         except (OSError, subprocess.SubprocessError) as e:  # not executable, gone: never ran
             why = e.strerror if isinstance(e, OSError) else "the system would not execute it"
@@ -562,6 +565,48 @@ def _exit_of(proc: asyncio.subprocess.Process) -> asyncio.Future[None] | None:
 
     ended.add_done_callback(close)
     return ended
+
+
+async def _started(
+    spawn: Callable[[], Awaitable[asyncio.subprocess.Process]], *, shepherded: bool
+) -> asyncio.subprocess.Process:
+    """The process ``spawn`` starts, started in a task of its own that a cancellation (the
+    call's ``horis:timeout``, the run stopped) does not interrupt once it has forked.
+
+    asyncio forks and execs at once, then awaits the setup of the pipes; cancelled there, it
+    killed the one process it forked, the shepherd, and the program the shepherd had started
+    lived on, orphaned, and acted, while the call read as never sent ("it did not act"): held
+    in doubt by nothing, it was started again by ``horis:retries`` and by the next run.
+    Cancelled before its task forked, nothing ran and the cancellation goes on; after, the
+    call counts as sent (it may have acted), and everything it started is stopped, as at a
+    timeout, before the cancellation goes on."""
+    forked = False
+
+    async def fork() -> asyncio.subprocess.Process:
+        nonlocal forked
+        forked = True  # what follows forks and execs before its first await
+        return await spawn()
+
+    task = asyncio.ensure_future(fork())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not forked:
+            task.cancel()  # never ran: nothing started
+            raise
+        _attempt.sent()  # started: it may have acted
+        task.add_done_callback(_killed_once_started)  # should this wait be cancelled too
+        with contextlib.suppress(Exception):
+            await _Ends(await task, shepherded=shepherded).stop()
+        raise
+
+
+def _killed_once_started(task: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Every process of a call whose start was cancelled dies, its group at once (the
+    shepherd's own group, which its program shares)."""
+    if not task.cancelled() and task.exception() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(task.result().pid, signal.SIGKILL)
 
 
 class _Ends:
