@@ -1,0 +1,208 @@
+"""Where an MCP call over streamable HTTP is decided *never sent*, checked against the SDK's
+real client and a real server, with a forwarding TCP proxy on 127.0.0.1 in between that can
+stop accepting (a server slow to accept: each new connection hangs in its queue) and records
+what every connection carried.
+
+A call whose ``horis:timeout`` runs out while its POST is still connecting is taken for one
+that never left (not held in doubt, so the next call on the subject is made). That holds only
+if the POST, should its connection be accepted later, is stopped before its first byte: the
+SDK sends it from a task of its own, which goes on after its caller has given up. Here the
+proxy accepts the hanging connection after the timeout, and the tool's ledger, and the bytes
+the connection carried, say whether the call reached the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from listening import MCP_SERVER, free_port, wait_listening
+from rdflib import Namespace
+
+from horismos import Agent, OutcomeUnknown, ToolTimeout, World
+
+EX = Namespace("http://example.org/mcp#")
+RECORDED = "record http://example.org/mcp#p1"
+
+DEFS = """\
+@prefix :      <http://example.org/mcp#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+
+:Patient a owl:Class .
+:queueRef a owl:DatatypeProperty .
+:clinic a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .
+
+:t.record a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+    horis:binding "mcp://clinic/record" ; horis:timeout "2s" .
+:t.pause a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "python:pause" ; horis:idempotent true ; horis:timeout "30s" .
+:t.resume a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:binding "python:resume" ; horis:idempotent true ; horis:timeout "30s" .
+
+:Flow a horis:Workflow ; horis:focusType :Patient ; horis:start :Record .
+:Record a horis:ActionStep ; horis:tool :t.record ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Pause .
+:Pause a horis:ActionStep ; horis:tool :t.pause ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ; horis:next :Again .
+:Again a horis:ActionStep ; horis:tool :t.record ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] ;
+    horis:next :Resume ; horis:onError :Resume .
+:Resume a horis:ActionStep ; horis:tool :t.resume ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+
+
+class Proxy:
+    """Forwards 127.0.0.1:``port`` to the server's port. :meth:`pause` drops every
+    connection and stops accepting, its one-place queue filled, so a new connection hangs
+    unaccepted; :meth:`resume` accepts again. ``carried``: the bytes each client connection
+    sent, in order of acceptance."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(0)
+        self.port = self.listener.getsockname()[1]
+        self.carried: list[bytearray] = []
+        self.open: list[socket.socket] = []
+        self.paused = threading.Event()
+        self.closed = 0
+        self._filler: socket.socket | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def pause(self) -> None:
+        self.paused.set()
+        time.sleep(0.2)  # the accepting thread has seen it
+        for conn in list(self.open):
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._filler = socket.create_connection(("127.0.0.1", self.port))  # the queue, full
+
+    def resume(self) -> int:
+        """Accept again; how many connections were accepted before."""
+        before = len(self.carried)
+        if self._filler is not None:
+            self._filler.close()
+        self.paused.clear()
+        return before
+
+    def close(self) -> None:
+        self._done.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self._done.is_set():
+            if self.paused.is_set():
+                time.sleep(0.02)
+                continue
+            try:
+                ready, _, _ = select.select([self.listener], [], [], 0.05)
+                if not ready:
+                    continue
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            carried = bytearray()
+            self.carried.append(carried)
+            self.open.append(conn)
+            threading.Thread(target=self._pipe, args=(conn, carried), daemon=True).start()
+
+    def _pipe(self, conn: socket.socket, carried: bytearray) -> None:
+        try:
+            up = socket.create_connection(("127.0.0.1", self.upstream))
+        except OSError:
+            conn.close()
+            self.closed += 1
+            return
+        try:
+            while True:
+                ready, _, _ = select.select([conn, up], [], [], 0.1)
+                for s in ready:
+                    data = s.recv(65536)
+                    if not data:
+                        return
+                    if s is conn:
+                        carried.extend(data)
+                        up.sendall(data)
+                    else:
+                        conn.sendall(data)
+        except OSError:
+            return
+        finally:
+            conn.close()
+            up.close()
+            self.closed += 1
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["2026", "before-2026"])
+def test_a_post_given_up_while_connecting_never_reaches_the_server(tmp_path, legacy) -> None:
+    """``t.record`` (not idempotent) is called once, then the proxy stops accepting and the
+    second call's 2 s run out while its POST waits in the queue: not sent, not held in doubt.
+    The proxy then accepts the connection the SDK's task was still making: it carries no
+    ``tools/call`` (stopped before its first byte, or never made), the server records one
+    call, and with the proxy accepting a ``catalog.call`` on the patient is made — once."""
+    port = free_port()
+    ledger = tmp_path / "ledger.txt"
+    proc = subprocess.Popen(
+        [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger),
+         *(["--legacy"] if legacy else [])],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proxy: Proxy | None = None
+    try:
+        wait_listening(proc, port, "the MCP HTTP test server")
+        proxy = Proxy(port)
+        late: list[int] = []
+
+        def pause(patient: object) -> None:
+            assert proxy is not None
+            proxy.pause()
+
+        def resume(patient: object) -> None:
+            assert proxy is not None
+            late.append(proxy.resume())
+            deadline = time.monotonic() + 15  # past the SYN retries that reach it
+            while time.monotonic() < deadline and not (
+                    len(proxy.carried) > late[0] + legacy and proxy.closed >= len(proxy.carried)):
+                time.sleep(0.1)
+
+        (tmp_path / "defs.ttl").write_text(DEFS.format(port=proxy.port))
+        (tmp_path / "world.ttl").write_text(
+            "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+        agent = Agent.from_files(tmp_path / "defs.ttl",
+                                 tools={"pause": pause, "resume": resume})
+        world = World.from_files(tmp_path / "world.ttl")
+        run = agent.run(world, focus=EX.p1)
+        steps = run.instances[0].steps
+        again = steps[2]
+        assert again.status == "timed_out", steps
+        assert isinstance(again.error, ToolTimeout), again.error
+        assert not isinstance(again.error, OutcomeUnknown), again.error
+        assert "was not sent within 2s" in str(again.error), again.error
+        assert steps[3].status == "completed", steps
+        after = [bytes(c) for c in proxy.carried[late[0]:]]
+        assert not any(b'"tools/call"' in c for c in after), after
+        assert ledger.read_text().splitlines().count(RECORDED) == 1
+
+        called = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+        assert called.status == "completed", called
+        assert ledger.read_text().splitlines().count(RECORDED) == 2
+    finally:
+        if proxy is not None:
+            proxy.close()
+        proc.kill()
+        proc.wait()
