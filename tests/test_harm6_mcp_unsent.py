@@ -206,3 +206,51 @@ def test_a_post_given_up_while_connecting_never_reaches_the_server(tmp_path, leg
             proxy.close()
         proc.kill()
         proc.wait()
+
+
+def test_a_call_redirected_by_a_server_that_then_went_away_was_sent(tmp_path) -> None:
+    """The server acts on the call and answers it 307 to its own URL, no longer listening:
+    the SDK follows the redirect (same origin) and that second POST is refused a connection.
+    A refused connection is what makes a call "never sent" (Unreachable, retried by
+    ``horis:retries``, not held in doubt), but this one's first POST was read and acted on:
+    it must stay a call sent with no answer — held in doubt, not retried, and the next call on
+    the patient refused with the server back. (It holds because the redirected request's body
+    is a stream the client does not show as content, so it is not recognised as a
+    ``tools/call`` and its refusal ends the transport: a lost connection, not "unsent".)"""
+    port = free_port()
+    ledger = tmp_path / "ledger.txt"
+    (tmp_path / "defs.ttl").write_text(
+        DEFS.format(port=port).replace('horis:timeout "2s" .', 'horis:timeout "10s" ; '
+                                       "horis:retries 1 .", 1))
+    (tmp_path / "world.ttl").write_text(
+        "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+    agent = Agent.from_files(tmp_path / "defs.ttl")
+    world = World.from_files(tmp_path / "world.ttl")
+
+    def serving(*extra: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger),
+             *extra], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE)
+        wait_listening(proc, port, "the MCP HTTP test server")
+        return proc
+
+    proc = serving("--redirect-calls")
+    try:
+        first = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert ledger.read_text().splitlines().count(RECORDED) == 1
+    assert first.error is not None, first
+    assert first.error["kind"] == "outcome_unknown", first.error
+    assert "nothing was sent" not in first.error["message"], first.error
+    proc = serving()
+    try:
+        again = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert again.status == "refused" and again.error is not None, again
+    assert again.error["kind"] == "outcome_unknown", again.error
+    assert ledger.read_text().splitlines().count(RECORDED) == 1

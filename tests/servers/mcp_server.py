@@ -6,6 +6,7 @@
     python tests/servers/mcp_server.py --http PORT --sse    # in an event stream past 10 ms
     python tests/servers/mcp_server.py --http PORT --token VAR  # "Bearer $VAR" or 401
     python tests/servers/mcp_server.py --http PORT --legacy  # no server/discover: a session id
+    python tests/servers/mcp_server.py --http PORT --redirect-calls  # acts, stops listening, 307
 
 Each tool plays one part: a good answer, an answer with more than the contract, a tool error,
 a slow answer, prose instead of JSON, a crash in the middle of a call. ``echo`` answers with the
@@ -215,6 +216,40 @@ if __name__ == "__main__":
                 await app(scope, receive, send)
 
             uvicorn.run(guarded, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        elif "--redirect-calls" in extra:  # a tools/call is acted on, then answered 307 to
+            import uvicorn  # its own URL once the server no longer listens: gone meanwhile
+
+            app = server.streamable_http_app(json_response=True)
+            listening: list[Any] = []
+
+            async def redirecting(scope: Any, receive: Any, send: Any) -> None:
+                if scope["type"] != "http" or scope["method"] != "POST":
+                    await app(scope, receive, send)
+                    return
+                first = await receive()
+                given = iter([first])
+
+                async def again() -> Any:
+                    return next(given, None) or await receive()
+
+                if b'"tools/call"' not in first.get("body", b""):
+                    await app(scope, again, send)
+                    return
+
+                async def swallowed(message: Any) -> None:
+                    pass
+
+                await app(scope, again, swallowed)  # it acts: the ledger line
+                for s in listening[0].servers:
+                    s.close()  # a connection to it is refused from here on
+                await send({"type": "http.response.start", "status": 307, "headers": [
+                    (b"location", b"/mcp"), (b"connection", b"close"),
+                    (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+
+            listening.append(uvicorn.Server(uvicorn.Config(
+                redirecting, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")))
+            listening[0].run()
         elif "--legacy" in extra:  # a server of before the 2026 protocol: one session, by id
             import uvicorn
 
