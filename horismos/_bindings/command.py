@@ -595,18 +595,25 @@ async def _started(
             task.cancel()  # never ran: nothing started
             raise
         _attempt.sent()  # started: it may have acted
-        task.add_done_callback(_killed_once_started)  # should this wait be cancelled too
-        with contextlib.suppress(Exception):
-            await _Ends(await task, shepherded=shepherded).stop()
+        try:
+            proc = await asyncio.shield(task)  # unshielded, a cancellation reached asyncio's
+        except asyncio.CancelledError:  # cancelled again meanwhile: stopped once started
+            task.add_done_callback(lambda t: _killed_once_started(t, shepherded))
+            raise
+        except Exception:  # it could not start after all: nothing runs
+            proc = None
+        if proc is not None:
+            await _Ends(proc, shepherded=shepherded).stop()
         raise
 
 
-def _killed_once_started(task: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    """Every process of a call whose start was cancelled dies, its group at once (the
-    shepherd's own group, which its program shares)."""
+def _killed_once_started(
+    task: asyncio.Future[asyncio.subprocess.Process], shepherded: bool
+) -> None:
+    """Every process of a call whose start was cancelled, and whose stop was cancelled too,
+    dies at once, as at a quota breach."""
     if not task.cancelled() and task.exception() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(task.result().pid, signal.SIGKILL)
+        _Ends(task.result(), shepherded=shepherded).kill()
 
 
 class _Ends:
