@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -69,7 +70,10 @@ class Proxy:
     """Forwards 127.0.0.1:``port`` to the server's port. :meth:`pause` drops every
     connection and stops accepting, its one-place queue filled, so a new connection hangs
     unaccepted; :meth:`resume` accepts again. ``carried``: the bytes each client connection
-    sent, in order of acceptance."""
+    sent, in order of acceptance. ``reset_calls``: a connection that carries a ``tools/call``
+    is reset once the server's answer to it starts, which the client never sees."""
+
+    reset_calls = False
 
     def __init__(self, upstream: int) -> None:
         self.upstream = upstream
@@ -139,6 +143,10 @@ class Proxy:
                     if s is conn:
                         carried.extend(data)
                         up.sendall(data)
+                    elif self.reset_calls and b'"tools/call"' in carried:
+                        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                        struct.pack("ii", 1, 0))
+                        return  # closed with a reset: the answer never reaches the client
                     else:
                         conn.sendall(data)
         except OSError:
@@ -254,3 +262,40 @@ def test_a_call_redirected_by_a_server_that_then_went_away_was_sent(tmp_path) ->
     assert again.status == "refused" and again.error is not None, again
     assert again.error["kind"] == "outcome_unknown", again.error
     assert ledger.read_text().splitlines().count(RECORDED) == 1
+
+
+def test_a_call_whose_connection_is_reset_after_it_reached_the_server_is_in_doubt(
+        tmp_path) -> None:
+    """The proxy lets the call through to the server, which acts, and resets the client's
+    connection as the answer starts back: the call reached the tool, so though
+    ``horis:retries`` allows 2 it is made once, held in doubt, and the next call refused."""
+    port = free_port()
+    ledger = tmp_path / "ledger.txt"
+    proc = subprocess.Popen(
+        [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proxy: Proxy | None = None
+    try:
+        wait_listening(proc, port, "the MCP HTTP test server")
+        proxy = Proxy(port)
+        (tmp_path / "defs.ttl").write_text(DEFS.format(port=proxy.port).replace(
+            'horis:timeout "2s" .', 'horis:timeout "10s" ; horis:retries 2 .', 1))
+        (tmp_path / "world.ttl").write_text(
+            "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+        agent = Agent.from_files(tmp_path / "defs.ttl")
+        world = World.from_files(tmp_path / "world.ttl")
+        proxy.reset_calls = True
+        first = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+        assert first.error is not None, first
+        assert first.error["kind"] == "outcome_unknown", first.error
+        assert "nothing was sent" not in first.error["message"], first.error
+        proxy.reset_calls = False
+        again = agent.catalog.call("t.record", {"patient": EX.p1}, world)
+        assert again.status == "refused" and again.error is not None, again
+        assert again.error["kind"] == "outcome_unknown", again.error
+        assert ledger.read_text().splitlines().count(RECORDED) == 1
+    finally:
+        if proxy is not None:
+            proxy.close()
+        proc.kill()
+        proc.wait()
