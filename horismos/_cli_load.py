@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ._cli_common import EXIT_USAGE, counts, in_memory, open_for_writing
+from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
 from ._unreadable import each_opens, load_failed, os_failure
 from ._world import unindexed
@@ -19,11 +19,6 @@ __all__ = ["cmd_load", "load_arguments"]
 
 def load_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos load``'s options."""
-    p.epilog = (
-        "exit codes: 0 every file loaded, 2 a file missing, unreadable or not RDF (said at its "
-        "line), or a store that cannot be opened or written (the files before it stay loaded, "
-        "none of that file's quads)"
-    )
     p.add_argument(
         "files",
         nargs="+",
@@ -77,7 +72,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     except SyntaxError as e:  # said as every command that reads world data says it
         said = str(syntax_problem(path, e)) if path is not None else e.msg
         print(("\n" if bar else "") + f"horismos load: {said}", file=sys.stderr)
-        return EXIT_USAGE
+        return 1
     except AuthoringError as e:  # a file missing or unreadable: listed as every command does
         print(
             ("\n" if bar else "") + f"horismos load: {counts(e.problems)} in the files:",
@@ -85,11 +80,16 @@ def cmd_load(args: argparse.Namespace) -> int:
         )
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)
-        return EXIT_USAGE
-    except (HorismosError, OSError) as e:  # exit 2, as every command exits for these
-        why = os_failure(e) if isinstance(e, OSError) else str(e)
-        print(("\n" if bar else "") + f"horismos load: error: {why}", file=sys.stderr)
-        return EXIT_USAGE
+        return 1
+    except UsageError as e:  # what was asked cannot be done: exit 2, as every command
+        print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
+        return 2
+    except HorismosError as e:
+        print(("\n" if bar else "") + f"horismos load: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a path the system refuses: said in words, as every command says it
+        print(("\n" if bar else "") + f"horismos load: error: {os_failure(e)}", file=sys.stderr)
+        return 1
     return 0
 
 

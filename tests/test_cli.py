@@ -767,7 +767,7 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
     said = ("w.ttl: error: cannot read it ([Errno 5] Input/output error) — check that it is "
             "a file this user may read, on a disk that answers")
     for args, code, text in (
-            (["load", "w.ttl", "--store", "oxigraph:st"], 2,
+            (["load", "w.ttl", "--store", "oxigraph:st"], 1,
              f"horismos load: 1 error in the files:\n  {said}\n"),
             (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
              f"horismos run: 1 error in the world data:\n  {said}\n"),
@@ -794,10 +794,10 @@ def test_an_error_of_the_system_no_table_words_names_the_file_and_what_to_do(
             "this user may use it, and that its disk answers; then run the command again")
     try:
         for args, code, text in (
-                (["load", f"{long}.ttl", "--store", "oxigraph:st"], 2,
+                (["load", f"{long}.ttl", "--store", "oxigraph:st"], 1,
                  f"horismos load: error: {long}.ttl: cannot read or write it ([Errno 36] File "
                  f"name too long); {todo}\n"),
-                (["load", "w.ttl", "--store", f"journal:{long}"], 2,
+                (["load", "w.ttl", "--store", f"journal:{long}"], 1,
                  f"horismos load: error: {long}/snapshot.nq: cannot read or write it ([Errno 36] "
                  f"File name too long); {todo}\n"),
                 (["run", *TRIAGE, *WORLD, *TOOLS, "--all", "--trace", "t.jsonl"], 2,
@@ -871,7 +871,7 @@ def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path:
     fix = "the file ends inside a statement — end it with ' .', and close every string, '[' and "
     load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
     assert (load.returncode, load.stderr) == (
-        2, f"horismos load: w.ttl:3: error: cannot read world data: {fix}'(' it opens\n"
+        1, f"horismos load: w.ttl:3: error: cannot read world data: {fix}'(' it opens\n"
     ), load.stderr
     digest = horismos("digest", "w.ttl", "--store", "memory", cwd=tmp_path)
     assert digest.returncode == 2 and f"w.ttl:3: error: cannot read world data: {fix}" in (
@@ -885,7 +885,7 @@ def test_world_data_ending_inside_a_statement_is_said_at_its_last_line(tmp_path:
 
 
 @pytest.mark.parametrize(("command", "code"), [
-    (["load", "big.ttl", "--store", "oxigraph:st"], 2),
+    (["load", "big.ttl", "--store", "oxigraph:st"], 1),
     (["run", *TRIAGE, "--world", "big.ttl", "--store", "oxigraph:st", "--all"], 2)])
 def test_a_store_that_cannot_write_says_so_not_that_the_file_cannot_be_read(
         tmp_path: Path, command: list[str], code: int) -> None:
@@ -947,7 +947,7 @@ def test_load_of_a_missing_file_lists_it_and_makes_no_store(tmp_path: Path) -> N
     error, and made an empty store at --store before it found the file missing."""
     (tmp_path / "w.ttl").write_text("@prefix : <http://x/> .\n:a :b :c .\n")
     p = horismos("load", "w.ttl", "typo.ttl", "--store", "oxigraph:st", cwd=tmp_path)
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
     assert p.stderr == ("horismos load: 1 error in the files:\n  typo.ttl: error: no such file "
                         "or folder — give an existing Turtle file or a folder of .ttl files\n")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["w.ttl"]
@@ -961,7 +961,7 @@ def test_load_of_a_file_this_user_may_not_read_says_so_and_loads_none(tmp_path: 
     (tmp_path / "secret.ttl").write_text("@prefix : <http://x/> .\n:d :e :f .\n")
     (tmp_path / "secret.ttl").chmod(0)
     p = horismos("load", "w.ttl", "secret.ttl", "--store", "oxigraph:st", cwd=tmp_path)
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
     assert p.stderr == ("horismos load: 1 error in the files:\n  secret.ttl: error: this user "
                         "may not read it — give it read permission (chmod a+r), or run as a "
                         "user who may read it\n")
@@ -1643,7 +1643,7 @@ def test_world_data_with_a_string_left_open_is_said_at_its_quote_with_the_fix(
     (tmp_path / "w.ttl").write_text(f"@prefix : <http://x/> .\n{written}\n{rows}")
     said = f"w.ttl:2: error: cannot read world data: {what} (the parser read on to the end of "
     load = horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path)
-    assert load.returncode == 2 and load.stderr.startswith(f"horismos load: {said}"), load.stderr
+    assert load.returncode == 1 and load.stderr.startswith(f"horismos load: {said}"), load.stderr
     assert fix in load.stderr, load.stderr
     run = horismos("run", *TRIAGE, "--world", "w.ttl", "--all", cwd=tmp_path)
     assert run.returncode == 2 and said in run.stderr and fix in run.stderr, run.stderr
