@@ -19,6 +19,11 @@ __all__ = ["cmd_load", "load_arguments"]
 
 def load_arguments(p: argparse.ArgumentParser) -> None:
     """``horismos load``'s options."""
+    p.epilog = (
+        "exit codes: 0 every file loaded; 1 a file missing, unreadable or not RDF (said at "
+        "its line), or a store that could not write it (the files before it stay loaded, none "
+        "of that file's quads); 2 usage error, or a store that cannot be opened"
+    )
     p.add_argument(
         "files",
         nargs="+",
