@@ -35,7 +35,7 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from ._attempt import Attempt
-from ._bindings.gateways import GATEWAY_FAILED, gateway_said
+from ._bindings.gateways import gateway_said, no_answer
 from ._bindings.reach import Hosts
 from ._errors import (
     GateRejected,
@@ -317,7 +317,7 @@ class AdapterCommit:
             except Exception as e:
                 outcome: Outcome = "unknown" if attempt.sent and not attempt.answered else "failed"
                 return unanswered(request, outcome, f"{type(e).__name__}: {e}")
-        if response["status"] in GATEWAY_FAILED:  # no answer of the server's (.gateways)
+        if no_answer(response["status"], response.get("text", "")):  # none of the server's
             said = gateway_said(response["status"])
             return unanswered(request, "unknown", f"{method} {_path(url)} was answered {said}")
         return receipts(request, response)

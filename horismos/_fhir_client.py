@@ -16,10 +16,12 @@ import os
 import ssl
 from collections.abc import Mapping
 from functools import cache
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ._attempt import answered, sent
+from ._bindings.gateways import SAID_BYTES
 from ._bindings.limits import body_within, body_within_async
 from ._bindings.reach import Hosts
 from ._errors import NotSent, ResultTooLarge, ToolError
@@ -211,8 +213,9 @@ class FhirClient:
         self, method: str, url: str, body: Mapping[str, Any], headers: Mapping[str, str]
     ) -> dict[str, Any]:
         """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
-        status (a 412 is an answer, not an error). Raises :class:`NotSent` when the request
-        never left, and lets a timeout through for the caller to judge."""
+        status (a 412 is an answer, not an error), and a 503's ``text``. Raises
+        :class:`NotSent` when the request never left, and lets a timeout through for the
+        caller to judge."""
         import httpx
 
         sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
@@ -253,12 +256,17 @@ class FhirClient:
             data = json.loads(content) if content else None
         except (ValueError, UnicodeDecodeError):
             data = None
-        return {
+        answer = {
             "status": status,
             "etag": response.headers.get("etag"),
             "location": response.headers.get("location"),
             "body": data,
         }
+        if status == HTTPStatus.SERVICE_UNAVAILABLE and content:
+            # what a gateway said (Envoy's reset is no answer: _bindings.gateways.no_answer),
+            # kept only for a 503 so no other answer's record grows
+            answer["text"] = content[:SAID_BYTES].decode("utf-8", "replace")
+        return answer
 
 
 def _origin(url: Any) -> tuple[str, str | None, int | None] | None:

@@ -37,7 +37,7 @@ from .._errors import NotSent, ToolError, ToolTimeout, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
-from .gateways import GATEWAY_FAILED, gateway_said
+from .gateways import gateway_said, no_answer
 from .limits import body_within_async, too_large
 from .reach import Hosts
 from .wire import json_arguments
@@ -119,7 +119,8 @@ class HttpBinding(Binding):
                 extensions={"trace": _mark},
             ) as response:
                 body = await body_within_async(response, self.tool.max_result_bytes)
-                if response.status_code not in GATEWAY_FAILED:  # a gateway's is no answer
+                gateway = no_answer(response.status_code, body or b"")  # no answer (.gateways)
+                if not gateway:
                     _attempt.answered()  # the whole answer: a body cut off or stalled may hide
                 if body is None:  # a success, so until here the call was sent, not answered
                     raise too_large(self.tool, where)
@@ -136,7 +137,7 @@ class HttpBinding(Binding):
                 f"{where} failed: {type(e).__name__}: {redact_text(str(e))}",
             ) from None
         status = response.status_code
-        if status in GATEWAY_FAILED:
+        if gateway:
             raise ToolError(f"{where} answered {gateway_said(status)}: {_preview(body)}")
         if not 200 <= status < 300:
             hint = ""

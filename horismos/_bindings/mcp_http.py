@@ -28,8 +28,10 @@ error of its own making, which read as the server refusing the call, so a tool t
 was not held in doubt and a rerun called it again. Here each is answered instead with the
 error :data:`UNREADABLE`, which :class:`~horismos._bindings.mcp.McpSession` turns into
 :class:`~horismos.UnreadableAnswer`, as the HTTP binding does a 2xx it cannot read. A request
-answered 502 or 504 by a gateway in front of the server is answered with :data:`GATEWAY`, which
-the session takes for no answer at all (:mod:`.gateways`).
+answered 502 or 504 by a gateway in front of the server, or by Envoy's 503 for a connection
+reset after the request was passed on, is answered with :data:`GATEWAY`, which the session
+takes for no answer at all (:mod:`.gateways`); the start of a 503's body is read here to tell
+(the SDK still reads the whole body after, a server's own JSON-RPC error in it included).
 
 A ``tools/call`` whose POST could not connect — the server gone between two calls (connection
 refused), a name that does not resolve, no TLS handshake, the connect timeout — never left
@@ -67,13 +69,14 @@ import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from http import HTTPStatus
 from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-from .gateways import GATEWAY_FAILED, gateway_said
+from .gateways import GATEWAY_FAILED, SAID_BYTES, gateway_said, no_answer
 from .mcp_stdio import TOO_LARGE
 
 __all__ = [
@@ -149,9 +152,12 @@ async def capped_http_client(
         kind = response.headers.get("content-type", "").lower()
         status = response.status_code
         success = 200 <= status < 300
-        if status in GATEWAY_FAILED:
+        if status in GATEWAY_FAILED or status == HTTPStatus.SERVICE_UNAVAILABLE:
             failed = _error_for(response.request, limit, GATEWAY, gateway_said(status))
-            if failed is not None:
+            # a 503 says in its body whether it is a gateway's (read only for a request)
+            if failed is not None and (
+                status in GATEWAY_FAILED or no_answer(status, await _start_of(response))
+            ):
                 await _answer_with(response, failed)
                 return
         if status == 404 and "mcp-session-id" in response.request.headers:
@@ -234,6 +240,47 @@ async def _answer_with(response: httpx2.Response, error: bytes) -> None:
     response.status_code = 200
     response.headers["content-type"] = "application/json"
     response.stream = httpx2.ByteStream(error)
+
+
+async def _start_of(response: httpx2.Response) -> bytes:
+    """The first :data:`~.gateways.SAID_BYTES` (or so) of ``response``'s body, read now; the
+    body stays whole for the SDK, which reads a JSON-RPC error in it (see the module's doc)."""
+    upstream = response.stream
+    if not isinstance(upstream, httpx2.AsyncByteStream):  # not an async client's
+        return b""
+    rest = aiter(upstream)
+    held: list[bytes] = []
+    size = 0
+    while size < SAID_BYTES:
+        try:
+            chunk = await anext(rest)
+        except StopAsyncIteration:
+            break
+        held.append(chunk)
+        size += len(chunk)
+    response.stream = _Held(held, rest, upstream)
+    return b"".join(held)
+
+
+class _Held(httpx2.AsyncByteStream):
+    """A body whose start was read already (:func:`_start_of`): that start, then the rest."""
+
+    def __init__(self, held: list[bytes], rest: AsyncIterator[bytes], upstream: Any) -> None:
+        self._held = held
+        self._rest = rest
+        self._upstream = upstream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._held:
+            yield chunk
+        async for chunk in self._rest:
+            yield chunk
+
+    async def aclose(self) -> None:
+        close = getattr(self._rest, "aclose", None)
+        if close is not None:
+            await close()
+        await self._upstream.aclose()
 
 
 _READ = ("application/json", "text/event-stream")

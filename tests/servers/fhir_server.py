@@ -17,7 +17,8 @@ For fault tests: :meth:`FhirServer.remote_update` is a concurrent update by anot
 ``delay`` makes the server apply a write and then answer late (an unknown outcome for a client
 that times out), ``cut`` answer a write it applied with its status and half its body, then
 drop the connection (``"drop"``) or go silent for 5 s first (``"stall"``), ``gateway`` answer a
-write it applied with that status (502, 504) and a page, as a proxy in front of it would,
+write it applied with that status (502, 504; 503 with Envoy's text as ``gateway_said``) and a
+page, as a proxy in front of it would,
 ``token`` requires
 ``Authorization: Bearer TOKEN``. Every request is kept in ``log`` as ``(method, path)`` so a
 test sees what was, and was not, sent.
@@ -64,6 +65,7 @@ class FhirServer:
         self.token: str | None = None
         self.cut: str | None = None  # "drop" / "stall": a write applied, its answer cut short
         self.gateway: int | None = None  # 502 / 504: a write applied, a proxy's page answered
+        self.gateway_said: bytes | None = None  # the proxy's text/plain body, as Envoy's 503
         self.lock = threading.Lock()
         self.base = ""
         self._next_id = 0
@@ -230,8 +232,11 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(server.delay)  # applied, answered late: the client cannot know
             if server.gateway and method in ("PUT", "POST"):  # applied; a proxy's answer
                 page = b"<html><body>upstream did not answer in time</body></html>"
+                kind = "text/html"
+                if server.gateway_said is not None:
+                    page, kind = server.gateway_said, "text/plain"
                 self.send_response(server.gateway)
-                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(page)))
                 self.end_headers()
                 self.wfile.write(page)

@@ -6,13 +6,16 @@
 MODE: ``html`` a 200 ``text/html`` page (a proxy's), ``202`` a 202 Accepted with no body,
 ``garbage`` a 200 ``application/json`` body that is no JSON, ``event`` a 200 event stream whose
 one event is no JSON, ``502`` / ``504`` a gateway's page with that status (a proxy in front of
-the server that gave up on it), ``500`` the server's own JSON-RPC error. Every other request is
-answered
-by the SDK's server as usual (JSON answers).
+the server that gave up on it), ``500`` the server's own JSON-RPC error, ``envoy-reset`` /
+``envoy-retried`` / ``envoy-unhealthy`` / ``envoy-refused`` Envoy's local 503 for a connection
+reset (after a retry), no healthy upstream, a connection that could not be made, ``503-json``
+the server's own 503 with a JSON-RPC error saying ``the bank is closed``. Every other request
+is answered by the SDK's server as usual (JSON answers).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -39,6 +42,15 @@ ANSWERS = {
     "502": (502, b"text/html", b"<html><body>Bad Gateway</body></html>"),
     "504": (504, b"text/html", b"<html><body>Gateway Timeout</body></html>"),
     "500": (500, b"text/plain", b"Internal Server Error"),
+    "envoy-reset": (503, b"text/plain", b"upstream connect error or disconnect/reset before "
+                    b"headers. reset reason: connection termination"),
+    "envoy-retried": (503, b"text/plain", b"upstream connect error or disconnect/reset before "
+                      b"headers. retried and the latest reset reason: connection failure"),
+    "envoy-unhealthy": (503, b"text/plain", b"no healthy upstream"),
+    "envoy-refused": (503, b"text/plain", b"upstream connect error or disconnect/reset before "
+                      b"headers. reset reason: connection failure"),
+    "503-json": (503, b"application/json", b'{"jsonrpc": "2.0", "id": ID, "error": '
+                 b'{"code": -32001, "message": "the bank is closed"}}'),
 }
 
 
@@ -67,7 +79,10 @@ async def mangled(scope: Any, receive: Any, send: Any) -> None:
 
     await app(scope, again, dropped)  # the tool acts; what it answered is never sent
     status, kind, text = ANSWERS[MODE]
+    text = text.replace(b"ID", json.dumps(json.loads(body)["id"]).encode())
     headers = [(b"content-type", kind)] if kind else []
+    if MODE.startswith("envoy"):
+        headers.append((b"server", b"envoy"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": text})
 
