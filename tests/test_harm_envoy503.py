@@ -141,6 +141,7 @@ def test_an_http_tool_whose_connection_envoy_saw_reset_is_held_in_doubt(
     called = agent.catalog.call("t.charge", {"order": ":o1"}, world)
     assert called.status == "refused" and called.error is not None
     assert called.error["kind"] == "outcome_unknown"
+    assert "reconcile" in called.error["message"], called.error  # what clears it
     assert envoy.charged() == ["http://example.org/shop#o1"]
 
 
