@@ -20,6 +20,7 @@ from types import ModuleType
 
 import pytest
 from forked import horismos_forked
+from oxigraph_server import OxigraphServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -224,3 +225,40 @@ def test_the_tool_catalog_guide_commands_run(clone: Path) -> None:
     done = _run(called, clone)
     assert done.returncode == 0 and "completed" in done.stdout.splitlines()[0], done.stdout
     assert _run(inventory, clone).returncode == 0
+
+
+def _console_commands(page: str, heading: str) -> list[str]:
+    """The ``$ horismos …`` commands of the first ```console block under ``heading``:
+    continuations joined, a trailing ``&`` (run in the background) and comments dropped."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    block = re.search(r"```console\n(.*?)```", text[text.index(heading):], re.S)
+    assert block is not None, f"{page}: no console block under {heading!r}"
+    commands = []
+    for line in block.group(1).replace("\\\n", " ").splitlines():
+        if line.startswith("$ horismos "):
+            commands.append(line.removeprefix("$ ").split("#")[0].strip().removesuffix("&"))
+    return commands
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Path:
+    """The example files in a folder of the test's own, for pages whose commands write a
+    trace the README's already took the name of."""
+    for folder in ("workflows", "ontologies", "examples"):
+        shutil.copytree(ROOT / folder, tmp_path / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_the_stores_page_runs_two_workers_on_the_world_it_loads(fresh: Path,
+                                                               server: OxigraphServer) -> None:
+    """docs/stores.md "Many workers on one world": the world loaded into the server is the
+    one the two runs work on (it loaded a ward.ttl no page makes)."""
+    load, *runs = [c.replace("http://127.0.0.1:7878", server.url)
+                   for c in _console_commands("docs/stores.md", "## Many workers on one world")]
+    done = _run(load, fresh)
+    assert done.returncode == 0, done.stderr
+    first, second = (_run(c, fresh) for c in runs)
+    assert first.returncode == 4, first.stdout + first.stderr  # :patient44 blocks
+    assert "3 instances: 1 blocked, 2 completed" in first.stdout
+    assert (second.returncode, second.stdout.split()) == (0, ["0", "instances"]), second.stderr
