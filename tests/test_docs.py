@@ -262,3 +262,36 @@ def test_the_stores_page_runs_two_workers_on_the_world_it_loads(fresh: Path,
     assert first.returncode == 4, first.stdout + first.stderr  # :patient44 blocks
     assert "3 instances: 1 blocked, 2 completed" in first.stdout
     assert (second.returncode, second.stdout.split()) == (0, ["0", "instances"]), second.stderr
+
+
+def _times_out(text: str) -> str:
+    """Instance ids, clock times and durations are new on every run."""
+    text = re.sub(r"(?m)^instance [0-9a-f]{8}", "instance ID", text)
+    text = re.sub(r"\d\d:\d\d:\d\d\.\d{3}", "TIME", text)
+    return re.sub(r"\d+\.\d ms", "MS", text)
+
+
+def test_the_replay_guide_records_replays_and_reads_as_it_shows(fresh: Path) -> None:
+    """docs/guide/replay-in-ci.md "Record, replay, read", run as written: each replay prints
+    the line the page shows or says, ``trace show`` the timeline it shows."""
+    page = "docs/guide/replay-in-ci.md"
+    run, replayed, copy, folder, show, export, *_ = _shell_lines(page)
+    assert copy.startswith("cp run.jsonl traces/"), copy
+    assert _run(run, fresh).returncode == 4  # :patient44 is blocked
+    shown = _shown(page, "A trace that replays the same")
+    done = _run(replayed, fresh)
+    assert (done.returncode, done.stdout) == (0, shown.splitlines()[0] + "\n"), done.stdout
+    (fresh / "traces").mkdir()
+    shutil.copy(fresh / "run.jsonl", fresh / "traces")
+    done = _run(folder, fresh)
+    said = "(definitions changed since recording)"  # as the page says under the block
+    assert done.returncode == 0 and done.stdout.startswith("same      traces/run.jsonl: "), (
+        done.stdout + done.stderr)
+    assert done.stdout.rstrip().endswith(said), done.stdout
+    timeline = _shown(page, "`trace show` names IRIs as `run` does")
+    done = _run(show, fresh)
+    assert done.returncode == 0, done.stderr
+    assert _times_out(timeline) in _times_out(done.stdout), done.stdout
+    assert _run(export, fresh).returncode == 0
+    from rdflib import Graph
+    assert len(Graph().parse(fresh / "run.prov.ttl")) > 0
