@@ -295,3 +295,22 @@ def test_the_replay_guide_records_replays_and_reads_as_it_shows(fresh: Path) -> 
     assert _run(export, fresh).returncode == 0
     from rdflib import Graph
     assert len(Graph().parse(fresh / "run.prov.ttl")) > 0
+
+
+def test_the_viewer_page_commands_write_their_pages(fresh: Path) -> None:
+    """docs/viewer.md: each command, run as written over the traces the README and the replay
+    guide record (``monday.jsonl`` and ``tuesday.jsonl`` two runs of yours), writes its page."""
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot draws the diagrams; the page says to install it")
+    record = next(c for c in _shell_lines("README.md") if " --trace run.jsonl" in c)
+    for name in ("run.jsonl", "monday.jsonl", "tuesday.jsonl"):
+        assert _run(record.replace("run.jsonl", name), fresh).returncode == 4
+    (fresh / "traces").mkdir()
+    shutil.copy(fresh / "run.jsonl", fresh / "traces")
+    for line in _shell_lines("docs/viewer.md"):
+        done = _run(line, fresh)
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+        written = fresh / _argv(line)[_argv(line).index("--html" if "--html" in line else "-o") + 1]
+        page = written / "run.html" if written.is_dir() else written
+        assert page.read_text(encoding="utf-8").startswith(
+            "<svg" if page.suffix == ".svg" else "<!DOCTYPE html>"), line
