@@ -314,3 +314,24 @@ def test_the_viewer_page_commands_write_their_pages(fresh: Path) -> None:
         page = written / "run.html" if written.is_dir() else written
         assert page.read_text(encoding="utf-8").startswith(
             "<svg" if page.suffix == ".svg" else "<!DOCTYPE html>"), line
+
+
+def test_the_first_workflow_python_runs_and_saves_its_trace(fresh: Path) -> None:
+    """docs/guide/first-workflow.md "The same from Python", pasted into a file and run."""
+    text = (ROOT / "docs" / "guide" / "first-workflow.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text[text.index("## The same from Python"):], re.S)
+    assert code is not None
+    source = code.group(1) + "\nprint(run.status, len(run.steps))\n"
+    done = subprocess.run([sys.executable, "-c", source], cwd=fresh, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.split() == ["completed", "2"], done.stderr
+    assert (fresh / "trace.jsonl").is_file()
+
+
+def test_the_bindings_guide_mcp_example_runs(fresh: Path) -> None:
+    """docs/guide/bindings.md: the ward server over stdio, one step bound to its tool."""
+    (line,) = _shell_lines("docs/guide/bindings.md")
+    done = _run(line, fresh)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 instances: 2 completed" in done.stdout
+    assert (fresh / "mcp.jsonl").is_file()
