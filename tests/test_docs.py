@@ -335,3 +335,29 @@ def test_the_bindings_guide_mcp_example_runs(fresh: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 instances: 2 completed" in done.stdout
     assert (fresh / "mcp.jsonl").is_file()
+
+
+def test_the_approval_walkthrough_waits_is_approved_and_calls(fresh: Path) -> None:
+    """docs/guide/doing-no-harm.md "Policy and approval in runs", as the page says to try it:
+    the run waits, ``approve`` takes the id and fingerprint it printed, ``resume`` calls."""
+    page = "docs/guide/doing-no-harm.md"
+    triage = (fresh / "workflows" / "triage.ttl").read_text(encoding="utf-8")
+    tool = ':ehr.assign_queue a horis:Tool ;\n'
+    assert tool in triage and "copy `workflows/triage.ttl` to `defs.ttl`" in (
+        ROOT / page).read_text(encoding="utf-8")
+    (fresh / "defs.ttl").write_text(
+        triage.replace(tool, tool + "    horis:requiresApproval true ;\n"), encoding="utf-8")
+    run, approve, resume = _shell_lines(page)
+    done = _run(run, fresh)
+    assert done.returncode == 3, done.stdout + done.stderr
+    short = re.search(r"^\[([0-9a-f]{8})\] :patient42  :QueuePatient  .*  waiting$", done.stdout,
+                      re.M)
+    fingerprint = re.search(r"^    Fingerprint: ([0-9a-f]{64})$", done.stdout, re.M)
+    assert short is not None and fingerprint is not None, done.stdout
+    for line in (approve, resume):
+        line = line.replace(" ID ", f" {short.group(1)} ").replace(" HEX ",
+                                                                   f" {fingerprint.group(1)} ")
+        done = _run(line, fresh)
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+    assert ":ehr.assign_queue(patient=:patient42, queue=:urgent)  completed" in done.stdout
+    assert (fresh / "done.trig").is_file()
