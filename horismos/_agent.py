@@ -340,11 +340,12 @@ class Agent:
                     found = None if again else instance_for(world.store, wf.iri, foci[0])
                 if found is not None:
                     return Run([found.as_found(world.store)], runner.trace)
-                # what a crash, a block or a wait left, on a world that outlives the process or,
-                # for a batch, was read from a file another run wrote (--out): on a shared one,
+                # what a crash, a block or a wait left, on a world that outlives the process or
+                # was read from a file another run wrote (--out, any batch): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
                 # focus in memory may have several instances (Python's own runs)
-                asks = again and ((worker is None and (world.store.persistent or all)) or held)
+                kept = world.store.persistent or world._kept_in_files or all
+                asks = again and ((worker is None and kept) or held)
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     left, ended = (
                         batch_left(world.store, wf.iri, foci)

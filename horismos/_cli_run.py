@@ -157,6 +157,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world_beside(world, args.world, args.store, "a run")
+            # an earlier run's --out: its focus's unfinished instance is continued, not doubled
+            world._kept_in_files = True
         elif not world.store.persistent:
             load_world(world, args.paths)
             beside = None  # the definitions' own files: the load has weighed them

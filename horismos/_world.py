@@ -74,6 +74,11 @@ class World:
     def __init__(self, store: Store | None = None) -> None:
         self._store = store if store is not None else open_store(DEFAULT_STORE)
         self._closed = False
+        # set by the command line for a world read from --world files, which an earlier run's
+        # --out may have written: a run of one focus then continues that focus's unfinished
+        # instance (or refuses a waiting one), as on a store that outlives the process. A
+        # world a Python program builds keeps its own runs' instances side by side.
+        self._kept_in_files = False
 
     @property
     def store(self) -> Store:

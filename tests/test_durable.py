@@ -559,3 +559,35 @@ def test_run_all_again_from_its_own_out_file_leaves_a_waiting_instance_to_resume
     assert "Traceback" not in again.stderr
     assert ledger(shop) == charged, again.stdout + again.stderr
     assert "waiting for `horismos resume`" in again.stderr
+
+
+def test_run_focus_again_from_its_own_out_file_leaves_a_waiting_instance_to_resume(
+        shop) -> None:
+    """An order kept in a file, waiting after its charge: `run --focus` again from the run's
+    `--out` refuses, naming the instance that waits, as on a store kept on disk (and as
+    `run --all` from the file leaves it). It started the order a second instance and charged
+    it a second time; a blocked instance so rerun piled up a second blocked record."""
+    pay = (shop / "pay.ttl").read_text()
+    guard = " FILTER NOT EXISTS { ?this :chargeRef ?ref }"
+    assert guard in pay
+    (shop / "pay.ttl").write_text(pay.replace(guard, "").replace(
+        "    horis:next :Notify ;\n    horis:onError :Reconcile .",
+        "    horis:next :Confirm ;\n    horis:onError :Reconcile .\n\n"
+        ":Confirm a horis:WaitStep ; horis:reason \"Confirm the shipment.\" ;\n"
+        "    horis:wake horis:OperatorInput ; horis:delivery horis:Final ;\n"
+        "    horis:until \"?this :shipped true .\" ; horis:next :Notify ."))
+    (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
+                              cwd=shop, env=environ(shop, None), capture_output=True,
+                              text=True, timeout=300)
+
+    first = run("--world", "world.ttl", "--focus", ":o1", "--out", "w1.trig")
+    assert first.returncode == 3, first.stdout + first.stderr  # it waits at :Confirm
+    assert ledger(shop) == [f"charge {P.o1}"]
+    again = run("--world", "w1.trig", "--focus", ":o1", "--out", "w2.trig")
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr
+    assert "has an instance waiting at :Confirm" in again.stderr, again.stderr
+    assert ledger(shop) == [f"charge {P.o1}"], again.stdout + again.stderr
