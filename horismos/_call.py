@@ -458,7 +458,11 @@ async def guarded_call(
         made = json.dumps([_as_text(nodes)])  # its arguments, as its intent kept them
         if intent is not None and isinstance(record.error, OutcomeUnknown):
             assert result.error is not None
-            result.error["message"] = doubt_message(
+            # what was known of the call leads — the tool's own words (its answer was cut off
+            # after the charge was sent) or the failure seen (a timeout) — then what to do:
+            # the person asked to check with the system it acts on read only the latter
+            seen = str(record.error.cause or record.error).rstrip(". ")
+            result.error["message"] = f"{seen}. " + doubt_message(
                 tool, key, defs.name, args=made, persistent=world.store.persistent
             )
         elif intent is not None and runner.left_in_doubt(record, tool):

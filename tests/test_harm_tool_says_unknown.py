@@ -109,6 +109,26 @@ def test_a_catalog_call_whose_tool_says_its_outcome_is_unknown_is_held_until_rec
     assert charges(tmp_path) == 2  # reconciled: called again
 
 
+def test_a_catalog_call_whose_tool_says_its_outcome_is_unknown_says_what_the_tool_said(
+    tmp_path,
+) -> None:
+    """The tool's own words lead the answer, then what to do: `tools call` said only that the
+    outcome never landed ("the process stopped, the lease was lost…"), so the person asked to
+    check with the bank did not learn what the tool knew (its answer was cut off after the
+    charge was sent), which `run` prints for the same failure."""
+    env = shop(tmp_path, "unknown")
+    text = horismos(tmp_path, env, *CALL[:-2])  # the receipt, as a person reads it
+    assert text.returncode == 1, text.stdout + text.stderr
+    told = "the bank's answer was cut off after the charge was sent"
+    assert told in text.stdout, text.stdout
+    assert "horismos tools reconcile t.charge" in text.stdout, text.stdout
+    (tmp_path / "world").rename(tmp_path / "used")
+    horismos_load(tmp_path, "oxigraph:world", "world.ttl")
+    answer = json.loads(horismos(tmp_path, env, *CALL).stdout)
+    assert answer["error"]["kind"] == "outcome_unknown"
+    assert answer["error"]["message"].startswith(told + ". t.charge is not idempotent"), answer
+
+
 def test_a_tool_that_raises_anything_else_is_taken_as_not_having_acted(tmp_path) -> None:
     """Where the line is drawn: a plain exception is the tool's own failure, so a rerun calls
     it again. A tool that may have acted must raise OutcomeUnknown instead."""
