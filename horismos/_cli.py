@@ -80,7 +80,7 @@ COMMANDS: list[Command] = [
         "instances",
         "list the world's workflow instances: id, workflow, focus, status, step, since when, "
         "and why (a failed one's error, a blocked one's pattern, a running one no process "
-        "drives: interrupted)",
+        "drives: interrupted; given the definitions, what a waiting one waits for)",
         instances_arguments,
         cmd_instances,
     ),

@@ -40,6 +40,7 @@ from ._definitions import Definitions, load_definitions
 from ._due_waits import due_waits
 from ._errors import ToolError, Unreachable, UsageError
 from ._instances import STATUSES, InstanceSummary
+from ._model import ActionStep, WaitStep
 from ._policy import SERVED_PREFIX, allowed
 from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE
@@ -93,7 +94,8 @@ def instances_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_instances(args: argparse.Namespace) -> int:
     """List the world's instances: id, workflow, focus, status, current step, since when, and
-    why (a failed one's error, a blocked one's pattern, a running one no process drives)."""
+    why (a failed one's error, a blocked one's pattern, a running one no process drives, and
+    with the definitions, what a waiting one waits for)."""
     defs = load_definitions(args.paths) if args.paths else None
     world = world_of(args)
     try:
@@ -129,7 +131,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "status": r.status,
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
-                        "why": _why(r, live, shared, name),
+                        "why": _why(r, live, shared, name, defs),
                         "live": live.get(r.instance),
                         "reconciled": [
                             {
@@ -161,7 +163,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             "interrupted" if live.get(r.instance) is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
-            _short(_cleared(cleared.get(r.instance, [])), _why(r, live, shared, name)),
+            _short(_cleared(cleared.get(r.instance, [])), _why(r, live, shared, name, defs)),
         )
         for r in rows
     ]
@@ -186,12 +188,37 @@ def _live(world: World, rows: list[InstanceSummary]) -> dict[URIRef, bool]:
 
 
 def _why(
-    row: InstanceSummary, live: dict[URIRef, bool], shared: bool, name: Callable[[Any], str]
+    row: InstanceSummary,
+    live: dict[URIRef, bool],
+    shared: bool,
+    name: Callable[[Any], str],
+    defs: Definitions | None = None,
 ) -> str | None:
-    """The row's why: a failed or blocked instance's own, a running one's who drives it."""
+    """The row's why: a failed or blocked instance's own, a running one's who drives it, and,
+    given the definitions, what a waiting one waits for."""
+    if row.status == "waiting" and defs is not None and row.why is None:
+        return _waits_for(row, defs)
     if row.instance not in live:
         return row.why
     return _running_why(row, live[row.instance], shared, name)
+
+
+def _waits_for(row: InstanceSummary, defs: Definitions) -> str | None:
+    """What a waiting instance waits for, as the step it waits at says it: a wait's
+    ``horis:reason`` (what ``run``'s table says of it), or the approval of a tool's call. The
+    row said ``-``, and the operator listing waits to answer them had to find the run's output
+    to learn what each asked."""
+    step = defs.steps.get(row.current) if row.current is not None else None
+    if isinstance(step, WaitStep):
+        return step.reason
+    tool = step.tool if isinstance(step, ActionStep) else None
+    if tool is None or not tool.requires_approval:
+        return None
+    return (
+        f"waits for approval of its call of {tool.name}: its brief (the run's output) shows the "
+        f"payload and fingerprint; `horismos approve … --instance {short_id(row.instance)} "
+        "--fingerprint HEX`, then `horismos resume`"
+    )
 
 
 def _running_why(row: InstanceSummary, live: bool, shared: bool, name: Callable[[Any], str]) -> str:

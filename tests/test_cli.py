@@ -1647,3 +1647,34 @@ def test_world_data_with_a_string_left_open_is_said_at_its_quote_with_the_fix(
     assert fix in load.stderr, load.stderr
     run = horismos("run", *TRIAGE, "--world", "w.ttl", "--all", cwd=tmp_path)
     assert run.returncode == 2 and said in run.stderr and fix in run.stderr, run.stderr
+
+
+def test_instances_says_what_a_waiting_instance_waits_for(tmp_path: Path) -> None:
+    """`instances --status waiting`, as the proposals guide says to find the id to resume:
+    given the definitions, a waiting row's why is its wait's `horis:reason`, as `run`'s table
+    says it, and for a step waiting for approval, the tool whose call it is. It said `-`, and
+    the operator had to find the run's output to learn what to answer."""
+    rebooking = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" / "travel.ttl")]
+    ran = horismos("run", *rebooking, "--world", str(ROOT / "examples" / "rebooking" / "world.ttl"),
+                   "--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py"), "--all",
+                   "--out", "after.trig", cwd=tmp_path)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    listed = horismos("instances", *rebooking, "--world", "after.trig", "--status", "waiting",
+                      cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = listed.stdout.splitlines()[1:]
+    assert row.endswith("  The ranker is not sure which flight fits what the customer asked "
+                        "for; pick one of the legal options."), listed.stdout
+    triage = (ROOT / "workflows" / "triage.ttl").read_text(encoding="utf-8")
+    tool = ":ehr.assign_queue a horis:Tool ;\n"
+    (tmp_path / "defs.ttl").write_text(triage.replace(tool, tool + "    horis:requiresApproval "
+                                                      "true ;\n"), encoding="utf-8")
+    defs = ["defs.ttl", str(ROOT / "ontologies" / "ehr.ttl")]
+    ran = horismos("run", *defs, *WORLD, *TOOLS, "--focus", ":patient42", "--out", "asks.trig",
+                   cwd=tmp_path)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    listed = horismos("instances", *defs, "--world", "asks.trig", "--format", "json",
+                      cwd=tmp_path)
+    (waiting,) = [r for r in json.loads(listed.stdout) if r["status"] == "waiting"]
+    assert waiting["why"].startswith("waits for approval of its call of ehr.assign_queue"), (
+        waiting)
