@@ -132,6 +132,7 @@ class _Builder(
         self.check_wait_focus()
         self.check_patterns_about_focus()
         self.check_commented_patterns()
+        self.check_lone_variables()
         self.check_graph_blocks()
         self.check_schema_links()
         self.check_derived_reads()

@@ -20,7 +20,8 @@ from ._derived_reads import derived_from, path_reading_both
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._fhir import FHIR
 from ._graph_blocks import named_graph_reads
-from ._model import ProposalStep
+from ._lone_variables import lone_variables
+from ._model import ActionStep, ProposalStep
 from ._near_names import nearest_variable
 from ._pattern_comments import commented_out
 from ._preconditions import Precondition, bound_tests, detached_tests, filter_scopes
@@ -184,6 +185,56 @@ class PatternChecks(ArgumentChecks, TermChecks):
                     "every graph, loaded and landed",
                     (holder, pred),
                 )
+
+    def check_lone_variables(self) -> None:
+        """A variable a pattern names once, one slip from a variable it uses or the run gives
+        (:mod:`._lone_variables`): ``?suplier :active true`` beside ``?this :suppliedBy
+        ?supplier`` joins nothing, so it holds when any supplier is active and the step acted
+        on an inactive one. A warning at its line, with the name meant: a variable of its own
+        can be meant."""
+        chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
+        steps = self.step_nodes()
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            if owner in steps:
+                given = {"this", *chosen}
+                used = set(given)
+                step = self.defs.steps.get(cast(URIRef, owner))
+                if isinstance(step, ActionStep) and pred == HORIS.requires:
+                    used |= {step.var_for(a.name) for a in step.tool.args} if step.tool else set()
+                    used |= {var for _, var in step.binds}
+                if isinstance(step, ProposalStep):
+                    used.add(step.as_var)
+            elif (owner, RDF.type, HORIS.Tool) in self.g:
+                given = used = self.arg_names(owner)
+            else:
+                continue
+            said: set[str] = set()
+            triples = list(algebra_triples(algebra))
+            for text in self.g.objects(holder, pred):
+                for var, meant, alone in lone_variables(str(text), triples, given, used):
+                    if var in said:
+                        continue
+                    said.add(var)
+                    cut = (
+                        f"joined with nothing else, so what the pattern asks of ?{var} holds "
+                        f"if any node at all matches it, and asks nothing of ?{meant}"
+                        if alone
+                        else f"so ?{meant} is joined with nothing the run gives ("
+                        + ("?this" if owner in steps else "the tool's arguments")
+                        + "): it "
+                        "matches any node that meets the rest of the pattern, whatever the "
+                        "focus"
+                    )
+                    self.at_text(
+                        "warning",
+                        variable_needle(var),
+                        owner,
+                        f"{self.n(pred)}: ?{var} is named once, beside ?{meant}: as written "
+                        f"it is a variable of its own, {cut}",
+                        f"did you mean ?{meant}? write ?{meant} for ?{var}, or rename ?{var} "
+                        "if a node of its own is meant",
+                        (holder, pred),
+                    )
 
     def check_commented_patterns(self) -> None:
         """A pattern on one line whose ``#`` comments out SPARQL (:mod:`._pattern_comments`):
