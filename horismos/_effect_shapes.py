@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
 from rdflib.namespace import SH
@@ -283,7 +284,98 @@ def _forbids(
         or _untagged(g, pshape, w, name)
         or _class_of_literal(g, pshape, w, name)
         or _unrelated_class(g, pshape, w, name)
+        or _logical(g, pshape, w, name, lambda m: _forbids(g, m, w, name, misspelt, unheld, misled))
     )
+
+
+_DEPTH = 8
+"""How deep :func:`_logical` follows ``sh:and``/``sh:or``/``sh:node`` inside each other: a
+shape naming itself through them is not followed round for ever."""
+
+_SAYS_NOTHING = frozenset({SH.message, SH.name, SH.description, SH.severity, SH.order, SH.group})
+
+
+def _members(g: Graph, shape: Node, p: URIRef) -> list[Node]:
+    return [m for lst in g.objects(shape, p) for m in list_members(g, lst)]
+
+
+def _admits_every(g: Graph, shape: Node, w: _Written, name: Callable[[Node], str]) -> str | None:
+    """``shape``'s one or two constraints, in words, when they are ``sh:datatype`` and
+    ``sh:nodeKind`` only and every value ``w`` can be meets them (``sh:datatype xsd:string``
+    for an effect writing ``xsd:string``); else None. Under ``sh:not`` such a shape refuses
+    every value."""
+    said = {p for p in g.predicates(shape, None) if str(p).startswith(str(SH))}
+    if not said or said - _SAYS_NOTHING - {SH.datatype, SH.nodeKind}:
+        return None
+    dt, kind = g.value(shape, SH.datatype), g.value(shape, SH.nodeKind)
+    if dt is None and kind is None:
+        return None
+    if dt is not None and (w.kind != "literal" or w.datatype != dt):
+        return None
+    if kind is not None and w.kind not in _KINDS.get(cast(URIRef, kind), set()):
+        return None
+    return " ; ".join(
+        f"{p} {name(o)}" for p, o in (("sh:datatype", dt), ("sh:nodeKind", kind)) if o is not None
+    )
+
+
+def _logical(
+    g: Graph,
+    pshape: Node,
+    w: _Written,
+    name: Callable[[Node], str],
+    forbids: Callable[[Node], _Forbidden | None],
+    depth: int = 0,
+) -> _Forbidden | None:
+    """What of ``pshape``'s ``sh:and``, ``sh:or``, ``sh:xone``, ``sh:not`` and ``sh:node``
+    no value ``w`` can meet, each member judged as the value's own shape is (``forbids``):
+    a member of ``sh:and`` or the shape of ``sh:node`` that refuses it; ``sh:or`` or
+    ``sh:xone`` every member of which does; a ``sh:not`` of a datatype or node kind every
+    value meets. Why: ``sh:or ( [ sh:datatype xsd:integer ] [ sh:class :Supplier ] )`` on the
+    payment reference a payout writes as ``xsd:string`` validated, and the gate rejected the
+    answer of every payout after it had paid. A member with a ``sh:path`` asks about the value's
+    own properties, which the loader cannot see: it may hold, and is not judged."""
+    if depth > _DEPTH:
+        return None
+
+    def judged(member: Node) -> _Forbidden | None:
+        if (member, SH.path, None) in g or deactivated(g, member):
+            return None
+        return forbids(member) or _logical(g, member, w, name, forbids, depth + 1)
+
+    said = w.said(name)
+    for member in _members(g, pshape, SH["and"]):
+        found = judged(member)
+        if found is not None and not found.maybe:
+            return _Forbidden(f"sh:and (…) with a member requiring {found.why}", found.hint)
+    for member in g.objects(pshape, SH.node):
+        found = judged(member)
+        if found is not None and not found.maybe:
+            return _Forbidden(
+                f"sh:node {name(member)}, whose shape requires {found.why}",
+                f"make the effect write what {name(member)} allows, or correct it",
+            )
+    for p in (SH["or"], SH.xone):
+        members = _members(g, pshape, p)
+        refusals = [judged(m) for m in members]
+        if members and all(r is not None for r in refusals):
+            whys = "; ".join(cast(_Forbidden, r).why for r in refusals)
+            return _Forbidden(
+                f"{name(p)} (…), and each of its members refuses {said} ({whys})",
+                f"make the effect write what one member of {name(p)} allows, or add a member "
+                "that allows it",
+                maybe=any(cast(_Forbidden, r).maybe for r in refusals),
+            )
+    for member in g.objects(pshape, SH["not"]):
+        if (member, SH.path, None) in g:
+            continue
+        met = _admits_every(g, member, w, name)
+        if met is not None:
+            return _Forbidden(
+                f"sh:not [ {met} ], which {said} always meets",
+                "take the sh:not out of the shape, or make the effect write what it allows",
+            )
+    return None
 
 
 def _unrelated_class(
