@@ -396,6 +396,19 @@ def prepare(
     return Waiting(stored, step, facts)
 
 
+def _fact_prefixes(defs: Definitions) -> dict[str, str]:
+    """The prefixes a person's facts may use: the merged graph's, and each prefix a file binds
+    to one namespace only. Why both: the merged graph keeps one prefix per namespace, so where
+    the ontology writes ``ct:`` and the workflow ``:`` for the same namespace, ``:ann :consent
+    true .`` (as the brief and the workflow write it) was refused as not Turtle, "the prefix :
+    has not been declared", while the message said the definitions' prefixes are declared."""
+    bound = {p: str(ns) for p, ns in defs.graph.namespace_manager.namespaces()}
+    for prefix, spaces in defs.sources.prefixes().items():
+        if prefix not in bound and len(spaces) == 1:
+            bound[prefix] = spaces[0]
+    return bound
+
+
 def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
     """The triples of ``facts`` (Turtle with the definitions' prefixes declared, or a graph),
     in a fixed order; :class:`UsageError` saying where Turtle that does not parse stops."""
@@ -405,9 +418,7 @@ def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node
         g = facts
     else:
         g = Graph()
-        prefixes = "".join(
-            f"@prefix {p}: <{ns}> .\n" for p, ns in defs.graph.namespace_manager.namespaces()
-        )
+        prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _fact_prefixes(defs).items())
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
