@@ -35,7 +35,13 @@ from ._term_kinds import value_kinds
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.parserutils import CompValue
 
-__all__ = ["CrossedComparison", "CrossedDatatypes", "crossed_comparisons", "crossed_datatypes"]
+__all__ = [
+    "CrossedComparison",
+    "CrossedDatatypes",
+    "compared_as",
+    "crossed_comparisons",
+    "crossed_datatypes",
+]
 
 
 def _is_comp(x: Any) -> bool:
@@ -111,6 +117,13 @@ _FAMILIES = {
     XSD.boolean: "a boolean",
 }
 """What a literal of each datatype is compared as; two of different families never are."""
+
+
+def compared_as(datatype: URIRef | None) -> str | None:
+    """What a literal of ``datatype`` is compared as (``"a number"``, ``"a string"``, ``"a
+    date or time"``, ``"a boolean"``); None for a datatype of no family, which is not
+    judged."""
+    return _FAMILIES.get(datatype) if datatype is not None else None
 
 
 @dataclass(frozen=True)

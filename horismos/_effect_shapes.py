@@ -34,6 +34,7 @@ from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef
 from rdflib.namespace import SH
 from rdflib.term import Node
 
+from ._compared_kinds import compared_as
 from ._model import Assertion
 from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
@@ -444,6 +445,7 @@ def contradictions(
                             True,
                         )
                     )
+                found += _unordered(g, tool, shape, pshape, a, asserts, name)
                 if forbidden is None:
                     continue
                 found.append(
@@ -455,6 +457,55 @@ def contradictions(
                         forbidden.hint,
                         a.optional or forbidden.maybe,
                         forbidden.at,
+                    )
+                )
+    return found
+
+
+def _unordered(
+    g: Graph,
+    tool: str,
+    shape: Node,
+    pshape: Node,
+    a: Assertion,
+    asserts: list[tuple[Node, Assertion]],
+    name: Callable[[Node], str],
+) -> list[Contradiction]:
+    """``sh:lessThan`` (``sh:lessThanOrEquals``) between two properties one effect writes,
+    whose values are never ordered: a node, or literals of two families SPARQL never compares
+    (a date or time and a string, a number and a boolean). Why: ``sh:path :enrolledAt ;
+    sh:lessThan :enrolmentId`` (``:enrolmentExpires`` meant) validated, and the gate rejected
+    every enrolment after the tool had enrolled the patient, saying the time stamp was not less
+    than the reference. Only two properties the same effect writes are judged: the other's
+    values may not be there otherwise, and a shape holds where they are not."""
+    found = []
+    for p in (SH.lessThan, SH.lessThanOrEquals):
+        for other in g.objects(pshape, p):
+            for node, b in asserts:
+                if b.property != other or b is a:
+                    continue
+                wa, wb = _written(a), _written(b)
+                fa = "a node" if wa.kind == "node" else compared_as(wa.datatype)
+                fb = "a node" if wb.kind == "node" else compared_as(wb.datatype)
+                if fa is None or fb is None or (fa == fb and fa != "a node"):
+                    continue
+                why = (
+                    "a node is never ordered"
+                    if "a node" in (fa, fb)
+                    else f"{fa} and {fb} are never ordered"
+                )
+                found.append(
+                    Contradiction(
+                        node,
+                        f"the effect writes {name(a.property)} as {wa.said(name)} and "
+                        f"{name(b.property)} as {wb.said(name)}, but shape {name(shape)} "
+                        f"requires {name(a.property)} {name(p)} {name(b.property)}, and "
+                        f"{why}: the gate would reject every call of {tool} that writes "
+                        "them, after the tool has acted",
+                        f"compare {name(a.property)} with a property of its kind in "
+                        f"{name(p)}, or drop the {name(p)}",
+                        a.optional or b.optional,
+                        (pshape, p, other),
                     )
                 )
     return found
