@@ -556,6 +556,8 @@ class ShapeChecks(ValueListChecks):
                 written = (
                     f"[ sh:path {self.n(cast(URIRef, g.value(v, SH.path)))} … ]"
                     if p == SH.property
+                    else "[ … ]"
+                    if isinstance(v, BNode)
                     else turtle_term(v, self.n)
                 )
                 (self.error if severity == "error" else self.warn)(
@@ -601,6 +603,31 @@ class ShapeChecks(ValueListChecks):
                     f"values that hold {self.n(held)} (a literal holds no property)",
                     f"put this sh:property [ sh:path {self.n(held)} … ] on the shape of the "
                     f"node that holds {self.n(held)}, beside the one on {self.n(path)}",
+                )
+        least = g.value(holder, SH.qualifiedMinCount)
+        some = isinstance(least, Literal) and isinstance(least.value, int) and least.value > 0
+        for q in g.objects(holder, SH.qualifiedValueShape):
+            # some values must meet it: one of the other kind leaves every node failing
+            if not some:
+                continue
+            if (q, SH.path, None) in g or deactivated(g, q):
+                continue
+            if kind == "node" and any(
+                self.datatype(d) for d in g.objects(q, SH.datatype) if isinstance(d, URIRef)
+            ):
+                cls = range_class(g, path)
+                yield (
+                    SH.qualifiedValueShape,
+                    q,
+                    f"sh:qualifiedMinCount {least} values that are literals",
+                    f"write sh:class {self.n(cls)} in it" if cls else "write sh:class in it",
+                )
+            elif kind == "literal" and (q, SH["class"], None) in g:
+                yield (
+                    SH.qualifiedValueShape,
+                    q,
+                    f"sh:qualifiedMinCount {least} values that are nodes of a class",
+                    f"write {fits} in it, or drop sh:class",
                 )
         for v in g.objects(holder, SH.hasValue):
             if kind == "node" and isinstance(v, Literal):

@@ -70,6 +70,7 @@ class ShapeSlip:
 _BOUNDS = (
     (SH.minCount, SH.maxCount, False),
     (SH.qualifiedMinCount, SH.qualifiedMaxCount, False),
+    (SH.qualifiedMinCount, SH.maxCount, False),  # that many conforming values, among fewer
     (SH.minLength, SH.maxLength, False),
     (SH.minInclusive, SH.maxInclusive, False),
     (SH.minInclusive, SH.maxExclusive, True),
