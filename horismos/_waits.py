@@ -23,6 +23,7 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -409,6 +410,41 @@ def _fact_prefixes(defs: Definitions) -> dict[str, str]:
     return bound
 
 
+_NOT_NAMES = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+    r"|<[^<>\"{}|^`\\\s]*>|#[^\n]*"
+)
+"""What Turtle holds that names no prefix: strings, IRIs and comments."""
+_PREFIXED = re.compile(r"(?<![\w.:-])([A-Za-z][\w.-]*)?:(?=[\w\s;,.\])]|$)")
+_DECLARED = re.compile(r"(?i)(?:@prefix|\bprefix)\s+([A-Za-z][\w.-]*)?:")
+
+
+def _ambiguous_prefix(defs: Definitions, facts: str) -> str | None:
+    """Why ``facts`` cannot be read with the definitions' prefixes: a prefix they use that
+    the files bind to several namespaces (``:`` in two domains' files), and that the facts do
+    not declare themselves; or None. Why: read with the merged graph's one binding,
+    ``:ann :consent true .`` landed ``<…repl#ann> <…repl#consent> true`` — nodes nothing
+    holds — where the trial's patient was meant; the wait kept waiting, exit 3, no word."""
+    text = _NOT_NAMES.sub(" ", facts)
+    declared = {m.group(1) or "" for m in _DECLARED.finditer(text)}
+    spaces = defs.sources.prefixes()
+    for m in _PREFIXED.finditer(text):
+        prefix = m.group(1) or ""
+        if prefix in declared or len(spaces.get(prefix, ())) < 2:
+            continue
+        where = "; ".join(
+            f"<{ns}> in "
+            + ", ".join(str(f.path) for f in defs.sources.files if f.namespaces.get(prefix) == ns)
+            for ns in spaces[prefix]
+        )
+        return (
+            f"the facts use the prefix {prefix}:, which the definitions' files bind to more "
+            f"than one namespace ({where}), so which node a name under it means cannot be "
+            f"told — declare it before the facts (@prefix {prefix}: <…> .), or write full IRIs"
+        )
+    return None
+
+
 def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
     """The triples of ``facts`` (Turtle with the definitions' prefixes declared, or a graph),
     in a fixed order; :class:`UsageError` saying where Turtle that does not parse stops."""
@@ -418,6 +454,9 @@ def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node
         g = facts
     else:
         g = Graph()
+        unclear = _ambiguous_prefix(defs, facts)
+        if unclear is not None:
+            raise UsageError(unclear)
         prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _fact_prefixes(defs).items())
         try:
             g.parse(data=prefixes + facts, format="turtle")
