@@ -15,8 +15,10 @@ from rdflib.term import Node, Variable
 from ._argument_datatypes import accepts, refused_by, written_as
 from ._datatypes import DATATYPES, derives_from, literal_datatype, literal_hint, turtle_term
 from ._define_patterns import PatternReading, variable_needle
+from ._effect_shapes import one_valued
 from ._model import ActionStep, Arg, ProposalStep, Tool
 from ._preconditions import bound_constant, group_triples
+from ._shacl import domain_targets, superclasses_of
 from ._sources import literal_warnings_off
 from ._term_kinds import range_class, value_kinds
 from ._vocab import HORIS
@@ -397,7 +399,30 @@ class ArgumentChecks(PatternReading):
             effect = step.tool.effect
             if effect is None or not effect.subject or step.var_for(effect.subject) != "this":
                 continue
-            single = [a for a in effect.asserts if a.value is None and not a.many]
+            if self.targets is None:
+                self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
+            cls = next((x.type for x in step.tool.args if x.name == effect.subject), None)
+            # a fresh value each call: returned, or the time stamp the runtime writes
+            fresh = [a for a in effect.asserts if a.value in (None, HORIS.now)]
+            one = (
+                one_valued(self.g, self.targets, cls, {a.property for a in fresh}, effect.shapes)
+                if cls is not None
+                else set()
+            )
+            if one:
+                props = ", ".join(sorted(self.n(p) for p in one))
+                self.warn(
+                    step.iri,
+                    f"horis:forEach calls {step.tool.name} once per solution, and every call "
+                    f'writes {props} on the focus (horis:subject "{effect.subject}" is given '
+                    f"from ?this), which a domain shape allows one value of (sh:maxCount 1): "
+                    f"where the pattern has two solutions the focus would hold two, so the "
+                    f"gate rejects the step's result after every call has acted",
+                    f"raise sh:maxCount for {props} in the shape if the focus takes several, "
+                    f'or give "{effect.subject}" from a variable that differs per solution',
+                    at=(step.iri, HORIS.forEach, None),
+                )
+            single = [a for a in fresh if a.value is None and not a.many and a.property not in one]
             if not single:
                 continue
             props = ", ".join(self.n(a.property) for a in single)

@@ -40,7 +40,7 @@ from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
-__all__ = ["Contradiction", "contradictions", "refusing"]
+__all__ = ["Contradiction", "contradictions", "one_valued", "refusing"]
 
 _KINDS = {  # what each sh:nodeKind admits of what an effect writes: a node or a literal
     SH.IRI: {"node"},
@@ -508,6 +508,26 @@ def _unordered(
                         (pshape, p, other),
                     )
                 )
+    return found
+
+
+def one_valued(
+    g: Graph, targets: Targets, cls: URIRef, written: set[URIRef], named: Iterable[URIRef]
+) -> set[URIRef]:
+    """Those of ``written`` (properties an effect writes on a node of ``cls``) that a domain
+    shape judging that node allows one value of (``sh:maxCount 1``), found as
+    :func:`contradictions` finds the shapes."""
+    found = set()
+    for shape in _judging(targets, cls, written, named):
+        if deactivated(g, shape):
+            continue
+        pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
+        if (shape, SH.path, None) in g:
+            pshapes.append(shape)
+        for pshape in pshapes:
+            path = g.value(pshape, SH.path)
+            if path in written and _one_allowed(g, pshape):
+                found.add(cast(URIRef, path))
     return found
 
 
