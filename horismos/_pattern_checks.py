@@ -212,8 +212,8 @@ class PatternChecks(ArgumentChecks, TermChecks):
             triples = list(algebra_triples(algebra))
             for text in self.g.objects(holder, pred):
                 for var, meant, alone in lone_variables(str(text), triples, given, used):
-                    if var in said:
-                        continue
+                    if var in said or (owner not in steps and meant in used):
+                        continue  # a tool's misspelt argument: check_patterns_about_focus's
                     said.add(var)
                     cut = (
                         f"joined with nothing else, so what the pattern asks of ?{var} holds "

@@ -104,3 +104,15 @@ def test_a_variable_named_once_that_cuts_nothing_is_meant() -> None:
     assert _lone("?option :operatedBy ?carrier . ?carrier :ok true", {"this", "option"}) == []
     assert _lone("?this :suppliedBy ?supplier . ?suplier :active true .", {"this"},
                  {"this", "supplier"}) == [("suplier", "supplier", True)]
+
+
+def test_a_misspelt_argument_in_a_tools_own_requires_is_said_once(tmp_path: Path) -> None:
+    # the tool's own guard has its own warning for it ("which is no argument of the tool")
+    guard = '\n    horis:requires "?suplier :active true" ;'
+    tool = ":sup.place_order a horis:Tool ;"
+    text = FILE.replace(tool, tool + guard)
+    (tmp_path / "repl.ttl").write_text(text.replace("ACTIVE", "").replace("GUARD", "?supplier"),
+                                       encoding="utf-8")
+    out = horismos_forked(tmp_path, "validate", "repl.ttl").stdout
+    said = [line for line in out.splitlines() if "?suplier" in line]
+    assert len(said) == 1 and "which is no argument of the tool" in said[0], out
