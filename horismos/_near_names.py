@@ -20,6 +20,9 @@ __all__ = ["closest_term", "near_individual", "nearest_variable", "slip_distance
 def nearest_variable(var: str, candidates: list[str]) -> str | None:
     """The variable ``?var`` was most likely meant to be: the closest in spelling, else one
     that begins the other (``?v`` for ``?value``, ``?on`` for ``?onduty``)."""
+    cased = [c for c in candidates if c.lower() == var.lower()]  # ?R for ?r: another name
+    if cased:
+        return cased[0]
     close = difflib.get_close_matches(var, candidates, n=1)
     if close:
         return close[0]

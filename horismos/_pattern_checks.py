@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set
-from typing import cast
+from typing import Any, cast
 
 from rdflib import OWL, RDF, RDFS, SH, XSD, Literal, URIRef
 from rdflib.term import Node, Variable
@@ -316,17 +316,23 @@ class PatternChecks(ArgumentChecks, TermChecks):
         ``COALESCE`` is meant for unbound variables and is not judged."""
         steps = self.step_nodes()
         chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
-        for owner, holder, pred, pre in self.patterns:
+        # a candidates query's FILTERs too: one on a variable nothing binds left the proposal
+        # no option, and every instance took its horis:fallback (acting there) without a word
+        parsed: list[tuple[Node, Node, URIRef, Any, Precondition | None]] = [
+            (o, h, p, pre.select.algebra, pre) for o, h, p, pre in self.patterns
+        ]
+        parsed += [(step, c, HORIS.query, algebra, None) for step, c, algebra in self.queries]
+        for owner, holder, pred, algebra, pre in parsed:
             if owner in steps:
                 given = {"this", *chosen}
             elif (owner, RDF.type, HORIS.Tool) in self.g:
                 given = self.arg_names(owner)
             else:
                 continue
-            if pred == HORIS.requires:
+            if pred == HORIS.requires and pre is not None:
                 self.check_detached_tests(owner, holder, pred, pre, given)
             said: set[str] = set()
-            for read, scope in filter_scopes(pre.select.algebra):
+            for read, scope in filter_scopes(algebra):
                 for var in sorted(read - scope - given - said):
                     said.add(var)
                     near = nearest_variable(var, sorted((scope | given) - read))
@@ -342,7 +348,7 @@ class PatternChecks(ArgumentChecks, TermChecks):
                         (holder, pred),
                         after="FILTER",
                     )
-            for var, negated, decides, scope in bound_tests(pre.select.algebra):
+            for var, negated, decides, scope in bound_tests(algebra):
                 if var not in scope | given | said:
                     said.add(var)
                     self.unbound_test(owner, (holder, pred), var, negated, decides, scope | given)
