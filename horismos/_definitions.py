@@ -173,6 +173,7 @@ class _Builder(
         self.check_prefix_clashes(declared)
         self.check_namespaces()
         self.check_split_definitions()
+        self.check_imports()
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(

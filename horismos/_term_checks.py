@@ -163,6 +163,17 @@ _EXAMPLE = {
 """How a valid literal of a common datatype is written, for :meth:`_Builder.check_literals`."""
 
 
+_ONTOLOGY_TERMS = (
+    OWL.Class,
+    RDFS.Class,
+    OWL.ObjectProperty,
+    OWL.DatatypeProperty,
+    RDF.Property,
+    SH.NodeShape,
+)
+"""What an ontology file declares: one declaring these under an import's IRI is its file."""
+
+
 class TermChecks(PatternReading):
     """Checks of the terms the files write: each in its place, of its kind, declared,
     its literals well-formed."""
@@ -268,6 +279,33 @@ class TermChecks(PatternReading):
         if callers and home & set(STEP_CLASSES):
             return f"write it on the step that calls the tool ({', '.join(callers)}), or remove it"
         return f"write it on {kind_names(home, self.n)}, or remove it"
+
+    def check_imports(self) -> None:
+        """An ``owl:imports`` of an ontology no loaded file declares: Horismos reads the files
+        it is given and never follows an import, so a workflow file importing the domain
+        ontology, validated or run without it, had none of its classes, properties or domain
+        shapes (the gate's) loaded, while the import read as if it had. A warning at the
+        import; not when a loaded file declares the ontology, or declares classes, properties
+        or shapes under its IRI (an ontology file written without ``a owl:Ontology``)."""
+        for ontology, target in sorted(self.g.subject_objects(OWL.imports), key=str):
+            if not isinstance(target, URIRef) or (target, RDF.type, OWL.Ontology) in self.g:
+                continue
+            if any(
+                isinstance(t, URIRef) and str(t).startswith(str(target)) and t != target
+                for kind in _ONTOLOGY_TERMS
+                for t in self.g.subjects(RDF.type, kind)
+            ):
+                continue
+            self.warn(
+                ontology,
+                f"owl:imports <{target}> names an ontology no loaded file declares: Horismos "
+                "reads only the files it is given and never fetches an import, so what that "
+                "ontology says (its classes, properties and the domain shapes the gate holds "
+                "results to) is not loaded",
+                f"give the file of <{target}> to validate and run beside this one (or a folder "
+                "holding both)",
+                at=(ontology, OWL.imports, target),
+            )
 
     def check_split_definitions(self) -> None:
         """A tool, step or workflow that two files describe with horis: terms: the files are
