@@ -23,7 +23,6 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -410,39 +409,31 @@ def _fact_prefixes(defs: Definitions) -> dict[str, str]:
     return bound
 
 
-_NOT_NAMES = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
-    r"|<[^<>\"{}|^`\\\s]*>|#[^\n]*"
-)
-"""What Turtle holds that names no prefix: strings, IRIs and comments."""
-_PREFIXED = re.compile(r"(?<![\w.:-])([A-Za-z][\w.-]*)?:(?=[\w\s;,.\])]|$)")
-_DECLARED = re.compile(r"(?i)(?:@prefix|\bprefix)\s+([A-Za-z][\w.-]*)?:")
+_UNCLEAR = "urn:horismos:unclear-prefix:"
+"""Where a prefix the files bind to several namespaces is bound while the facts are read: a
+term under it is one the facts named with that prefix without declaring it themselves (their
+own ``@prefix`` overrides this one)."""
 
 
-def _ambiguous_prefix(defs: Definitions, facts: str) -> str | None:
-    """Why ``facts`` cannot be read with the definitions' prefixes: a prefix they use that
-    the files bind to several namespaces (``:`` in two domains' files), and that the facts do
-    not declare themselves; or None. Why: read with the merged graph's one binding,
-    ``:ann :consent true .`` landed ``<…repl#ann> <…repl#consent> true`` — nodes nothing
-    holds — where the trial's patient was meant; the wait kept waiting, exit 3, no word."""
-    text = _NOT_NAMES.sub(" ", facts)
-    declared = {m.group(1) or "" for m in _DECLARED.finditer(text)}
-    spaces = defs.sources.prefixes()
-    for m in _PREFIXED.finditer(text):
-        prefix = m.group(1) or ""
-        if prefix in declared or len(spaces.get(prefix, ())) < 2:
-            continue
-        where = "; ".join(
-            f"<{ns}> in "
-            + ", ".join(str(f.path) for f in defs.sources.files if f.namespaces.get(prefix) == ns)
-            for ns in spaces[prefix]
-        )
-        return (
-            f"the facts use the prefix {prefix}:, which the definitions' files bind to more "
-            f"than one namespace ({where}), so which node a name under it means cannot be "
-            f"told — declare it before the facts (@prefix {prefix}: <…> .), or write full IRIs"
-        )
-    return None
+def _unclear_prefix(defs: Definitions, used: set[str]) -> str | None:
+    """Why facts that named terms under the prefixes ``used`` (bound to :data:`_UNCLEAR`)
+    cannot be read, or None: which node a name under one means cannot be told. Why: read with
+    the merged graph's one binding, ``:ann :consent true .`` landed ``<…repl#ann>
+    <…repl#consent> true`` — nodes nothing holds — where the trial's patient was meant; the
+    wait kept waiting, exit 3, no word."""
+    if not used:
+        return None
+    prefix, spaces = min(used), defs.sources.prefixes()
+    where = "; ".join(
+        f"<{ns}> in "
+        + ", ".join(str(f.path) for f in defs.sources.files if f.namespaces.get(prefix) == ns)
+        for ns in spaces[prefix]
+    )
+    return (
+        f"the facts use the prefix {prefix}:, which the definitions' files bind to more "
+        f"than one namespace ({where}), so which node a name under it means cannot be "
+        f"told — declare it before the facts (@prefix {prefix}: <…> .), or write full IRIs"
+    )
 
 
 def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node, Node, Node]]:
@@ -454,10 +445,11 @@ def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node
         g = facts
     else:
         g = Graph()
-        unclear = _ambiguous_prefix(defs, facts)
-        if unclear is not None:
-            raise UsageError(unclear)
-        prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _fact_prefixes(defs).items())
+        bound = _fact_prefixes(defs)
+        for prefix, spaces in defs.sources.prefixes().items():
+            if len(spaces) > 1:  # which one a name under it means is told by the facts or none
+                bound[prefix] = f"{_UNCLEAR}{prefix}:"
+        prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in bound.items())
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
@@ -466,6 +458,15 @@ def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node
                 "write triples such as ':booking7 :operatorChoice :FL200 .' (the "
                 "definitions' prefixes are declared for you)"
             ) from None
+        used = {
+            str(t)[len(_UNCLEAR) :].partition(":")[0]
+            for triple in g
+            for t in (*triple, getattr(triple[2], "datatype", None))
+            if isinstance(t, URIRef) and t.startswith(_UNCLEAR)
+        }
+        unclear = _unclear_prefix(defs, used)
+        if unclear is not None:
+            raise UsageError(unclear)
     return sorted(g, key=lambda t: tuple(x.n3() for x in t))
 
 
