@@ -223,8 +223,10 @@ def _forbids(
     misspelt: Callable[[Node], bool] = lambda _: False,
     unheld: Callable[[Node], bool] = lambda _: False,
     misled: Callable[[Node], bool] = lambda _: False,
+    depth: int = 0,
 ) -> _Forbidden | None:
-    """What of ``pshape`` no value ``w`` can meet; or None. A ``sh:datatype`` that is
+    """What of ``pshape`` no value ``w`` can meet; or None (``depth``: how many logical
+    constraints led here, :func:`_logical`). A ``sh:datatype`` that is
     ``misspelt`` (``xsd:strng``, said at the shape with the datatype meant) is no datatype to
     hold the effect to: the hint would have the effect copy the typo. One that is ``unheld``
     (``:RefCode``, declared nowhere) still rejects every value, but is corrected in the
@@ -285,7 +287,14 @@ def _forbids(
         or _untagged(g, pshape, w, name)
         or _class_of_literal(g, pshape, w, name)
         or _unrelated_class(g, pshape, w, name)
-        or _logical(g, pshape, w, name, lambda m: _forbids(g, m, w, name, misspelt, unheld, misled))
+        or _logical(
+            g,
+            pshape,
+            w,
+            name,
+            lambda m: _forbids(g, m, w, name, misspelt, unheld, misled, depth + 1),
+            depth,
+        )
     )
 
 
@@ -342,7 +351,7 @@ def _logical(
     def judged(member: Node) -> _Forbidden | None:
         if (member, SH.path, None) in g or deactivated(g, member):
             return None
-        return forbids(member) or _logical(g, member, w, name, forbids, depth + 1)
+        return forbids(member)  # its own logical constraints too, a level deeper
 
     said = w.said(name)
     for member in _members(g, pshape, SH["and"]):

@@ -68,6 +68,7 @@ _NAMED = {
     ":RefShape": ":RefShape a sh:NodeShape ; sh:datatype xsd:integer .",
     ":TextShape": ':TextShape a sh:NodeShape ; sh:pattern "^PAY-" .',
     ":code": ":code a owl:DatatypeProperty .",
+    ":LoopShape": ":LoopShape a sh:NodeShape ; sh:node :LoopShape .",
 }
 _ASSERTS = FILE[: FILE.index("horis:asserts [ horis:property :paymentRef")].count("\n") + 1
 
@@ -115,3 +116,15 @@ def test_a_shape_refusing_every_value_the_effect_writes_is_an_error_before_any_c
                           "--tools", "finance.py", "--all")
     assert run.returncode == 2, run.stdout + run.stderr
     assert not (folder / "paid.log").exists()  # the payout was never made
+
+
+def test_a_shape_that_reaches_itself_through_sh_node_is_judged_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A shape whose ``sh:node`` leads back to itself: the effect check followed it, each
+    level counting its depth anew, until Python's recursion limit, and `validate` stopped
+    with "an input is nested too deeply to be read" (exit 2), checking nothing else. It is
+    followed a few levels, and judged as what it says: nothing a string cannot meet."""
+    done = horismos_forked(_written(tmp_path, "sh:node :LoopShape"), "validate", "repl.ttl")
+    assert done.returncode in (0, 1) and "nested too deeply" not in done.stderr, done.stderr
+    assert ": error: :fin.pay: the effect writes" not in done.stdout, done.stdout
