@@ -192,7 +192,7 @@ def _why(
     live: dict[URIRef, bool],
     shared: bool,
     name: Callable[[Any], str],
-    defs: Definitions | None = None,
+    defs: Definitions | None,
 ) -> str | None:
     """The row's why: a failed or blocked instance's own, a running one's who drives it, and,
     given the definitions, what a waiting one waits for."""

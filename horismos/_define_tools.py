@@ -505,8 +505,9 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
                 )
                 ok = False
                 continue
-            key = self.text(a, HORIS.key) or self.short(prop)
-            if _JSON_PATH.search(self.text(a, HORIS.key) or ""):
+            written = self.text(a, HORIS.key)
+            key = written or self.short(prop)
+            if _JSON_PATH.search(written or ""):
                 # read as one field's name: a nested value never lands, after the tool acted
                 self.warn(
                     tool,

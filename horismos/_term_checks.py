@@ -287,14 +287,17 @@ class TermChecks(PatternReading):
         shapes (the gate's) loaded, while the import read as if it had. A warning at the
         import; not when a loaded file declares the ontology, or declares classes, properties
         or shapes under its IRI (an ontology file written without ``a owl:Ontology``)."""
-        for ontology, target in sorted(self.g.subject_objects(OWL.imports), key=str):
+        imports = sorted(self.g.subject_objects(OWL.imports), key=str)
+        declared = [  # read once, not once an import
+            str(t)
+            for kind in (_ONTOLOGY_TERMS if imports else ())
+            for t in self.g.subjects(RDF.type, kind)
+            if isinstance(t, URIRef)
+        ]
+        for ontology, target in imports:
             if not isinstance(target, URIRef) or (target, RDF.type, OWL.Ontology) in self.g:
                 continue
-            if any(
-                isinstance(t, URIRef) and str(t).startswith(str(target)) and t != target
-                for kind in _ONTOLOGY_TERMS
-                for t in self.g.subjects(RDF.type, kind)
-            ):
+            if any(d.startswith(str(target)) and d != str(target) for d in declared):
                 continue
             self.warn(
                 ontology,

@@ -33,7 +33,7 @@ from ._turtle_syntax import parser_reason
 from ._vocab import NS
 from ._world_syntax import text_syntax_problem
 
-__all__ = ["data_quads"]
+__all__ = ["data_quads", "runtime_term"]
 
 DATA_FORMATS: dict[str, ox.RdfFormat] = {
     "turtle": ox.RdfFormat.TURTLE,

@@ -242,13 +242,8 @@ _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _returns(node: FunctionNode) -> Iterator[ast.Return]:
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        item = todo.pop()
-        if isinstance(item, ast.Return):
-            yield item
-        elif not isinstance(item, _OWN_SCOPES):  # their returns are not the function's
-            todo.extend(ast.iter_child_nodes(item))
+    """The function's own ``return`` statements (not those of a function inside it)."""
+    return (item for item in _own_nodes(node) if isinstance(item, ast.Return))
 
 
 def _dict_keys(value: ast.expr | None) -> tuple[str, ...] | None:

@@ -64,7 +64,7 @@ def open_refused(path: Path | None, e: OSError) -> UsageError:
     """Why pyoxigraph could not open the store at ``path``, said so a user can act on it:
     RocksDB's lock held by this process or another, a full disk or a file size limit (opening
     writes too), or pyoxigraph's own words."""
-    held = f" ({HELD})" if f"{_LOCK}: " in str(e) else ""
+    held = f" ({HELD})" if is_held(e) else ""
     disk = written(e)
     said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
     return UsageError(f"cannot open the store at {path}: {said}")

@@ -143,7 +143,12 @@ class OxigraphStore(Store):
         self._on_disk = self.persistent = self.path is not None
         try:
             where = str(self.path) if self.path is not None else None
-            self._store = waiting_for_lock(lambda: ox.Store(where), is_held)
+            # only a store on disk has a lock to wait for (HORISMOS_LOCK_WAIT)
+            self._store = (
+                waiting_for_lock(lambda: ox.Store(where), is_held)
+                if where is not None
+                else ox.Store()
+            )
         except OSError as e:
             raise open_refused(self.path, e) from None
         self._lock = threading.RLock()
