@@ -24,6 +24,7 @@ import ast
 import logging
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -599,7 +600,7 @@ def shape_problems(defs: Definitions) -> list[Problem]:
 
 def _problems_loading_in_pyshacl(defs: Definitions) -> list[Problem]:
     """:func:`shape_problems` when some shape does not compile: each loaded in pyshacl."""
-    from pyshacl.errors import ReportableRuntimeError
+    from pyshacl.errors import ReportableRuntimeError, ShapeRecursionWarning
     from pyshacl.graph_abstraction import DataGraph
     from pyshacl.pytypes import SHACLExecutor
 
@@ -614,13 +615,19 @@ def _problems_loading_in_pyshacl(defs: Definitions) -> list[Problem]:
     failed: dict[Node, str] = {}
     quiet = logging.getLogger("pyshacl")  # it logs each load error too: said once, here
     level, quiet.level = quiet.level, logging.CRITICAL + 1
+    # a recursive shape's ShapeRecursionWarning, which printed with its source line amid
+    # validate's output, kept off stderr: _shape_slips says what the recursion means, at its line
     try:
-        for shape in loaded:
-            try:
-                shape.validate(executor, empty, focus=[nobody])
-                compile_shapes(defs.graph, [shape.node])
-            except Exception as e:  # pyshacl's own, re's, rdflib's SPARQL parser's (a prefix)
-                failed[shape.node] = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ShapeRecursionWarning)
+            for shape in loaded:
+                try:
+                    shape.validate(executor, empty, focus=[nobody])
+                    compile_shapes(defs.graph, [shape.node])
+                except Exception as e:  # pyshacl's own, re's, rdflib's SPARQL parser's (a prefix)
+                    failed[shape.node] = (
+                        str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+                    )
     finally:
         quiet.level = level
     # a node shape fails with its property shape's reason: said once, where it is written

@@ -34,7 +34,12 @@ checked nothing at all:
   ``sh:uniqueLang``, ``sh:lessThan``, ``sh:lessThanOrEquals``, ``sh:qualified…``) on a node
   shape: no engine loads it, and the gate's load check said so in pySHACL's words
   ("MaxCountConstraintComponent can only be present on a PropertyShape") at the shape's
-  first line.
+  first line;
+- a shape that reaches itself (``sh:node``, ``sh:property``, ``sh:qualifiedValueShape``,
+  ``sh:not``, ``sh:and``, ``sh:or``, ``sh:xone``, directly or through others): SHACL leaves
+  the validation of recursive shapes undefined. pySHACL, the gate's reference, takes the
+  shape as met where it comes back to it, and printed a Python warning amid the output (a
+  warning).
 
 Found on the definitions' graph alone, a few look-ups per shape.
 """
@@ -115,6 +120,7 @@ def shape_slips(g: Graph, n: Callable[[Node], str], written: Written) -> Iterato
     yield from _class_as_target_node(g, n)
     yield from _path_on_node_shape(g, n)
     yield from _path_constraint_on_node_shape(g, n, written)
+    yield from _reaching_itself(g, n)
 
 
 def _crossed_bounds(g: Graph, n: Callable[[Node], str], written: Written) -> Iterator[ShapeSlip]:
@@ -439,6 +445,71 @@ def _path_constraint_on_node_shape(
                     "SHACL engine can load the shape",
                     f"move it into a property shape: sh:property [ sh:path … ; {n(p)} {value} ]",
                 )
+
+
+_NESTING = (SH.node, SH.property, SH.qualifiedValueShape, SH["not"])
+_NESTING_LISTS = (SH["and"], SH["or"], SH.xone)
+
+
+def _nested(g: Graph, shape: Node) -> Iterator[tuple[URIRef, Node]]:
+    """The shapes ``shape`` names, each with the predicate naming it (a list's member by its
+    list's predicate)."""
+    for p in _NESTING:
+        for inner in g.objects(shape, p):
+            yield p, inner
+    for p in _NESTING_LISTS:
+        for lst in g.objects(shape, p):
+            for inner in _items(g, lst):
+                yield p, inner
+
+
+def _reaching_itself(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
+    """Each cycle of shapes naming shapes, said once, at its first named shape's statement
+    that leads on round it."""
+    said: set[frozenset[Node]] = set()
+    shapes = {s for p in (*_NESTING, *_NESTING_LISTS) for s in g.subjects(p, None)}
+    for start in sorted(shapes, key=lambda s: (not isinstance(s, URIRef), str(s))):
+        # a way back to start: breadth first, each shape with the edge it was reached by
+        way: dict[Node, tuple[Node, URIRef]] = {}
+        todo, back = [start], None
+        while todo and back is None:
+            shape = todo.pop(0)
+            for p, inner in _nested(g, shape):
+                if inner == start:
+                    back = (shape, p)
+                    break
+                if inner not in way and inner in shapes:
+                    way[inner] = (shape, p)
+                    todo.append(inner)
+        if back is None:
+            continue
+        edges = [(back[0], back[1], start)]  # walked back to start, then turned round
+        while edges[-1][0] != start:
+            shape = edges[-1][0]
+            edges.append((way[shape][0], way[shape][1], shape))
+        edges.reverse()
+        ring = frozenset(e[0] for e in edges)
+        if ring in said:
+            continue
+        said.add(ring)
+        first = next((i for i, e in enumerate(edges) if isinstance(e[0], URIRef)), 0)
+        edges = edges[first:] + edges[:first]  # told from its first named shape
+        holder, p, nxt = edges[0]
+        told = ", ".join(f"{_named(a, n)} {n(q)} {_named(c, n)}" for a, q, c in edges)
+        yield ShapeSlip(
+            "warning",
+            holder,
+            (holder, p, nxt if p in _NESTING else None),
+            f"the shape {n(holder)} reaches itself ({told}): SHACL leaves the "
+            "validation of a recursive shape undefined, so engines differ: pySHACL, the gate's "
+            "reference, takes the shape as met where it comes back to it",
+            "end the recursion: name the nested nodes' constraints in a shape of their own "
+            "that does not lead back to this one",
+        )
+
+
+def _named(shape: Node, n: Callable[[Node], str]) -> str:
+    return n(shape) if isinstance(shape, URIRef) else "[ ]"
 
 
 def _items(g: Graph, lst: Node) -> list[Node]:

@@ -128,3 +128,38 @@ def test_a_shape_that_reaches_itself_through_sh_node_is_judged_not_a_traceback(
     done = horismos_forked(_written(tmp_path, "sh:node :LoopShape"), "validate", "repl.ttl")
     assert done.returncode in (0, 1) and "nested too deeply" not in done.stderr, done.stderr
     assert ": error: :fin.pay: the effect writes" not in done.stdout, done.stdout
+
+
+def test_a_recursive_shape_is_a_warning_at_its_line_and_no_python_warning_reaches_stderr(
+    tmp_path: Path,
+) -> None:
+    """SHACL leaves a recursive shape's validation undefined; pySHACL printed its
+    ``ShapeRecursionWarning`` with a source line on stderr, amid ``validate``'s and ``run``'s
+    output, and validate said nothing of the recursion. It is a warning at the shape's line,
+    said once for a cycle of two shapes (one through a property shape, one through
+    ``sh:or``), and the run lands the payment in silence."""
+    folder = _written(tmp_path, "sh:node :LoopShape")
+    text = (folder / "repl.ttl").read_text(encoding="utf-8").replace(
+        ":LoopShape a sh:NodeShape ; sh:node :LoopShape .",
+        ":LoopShape a sh:NodeShape ;\n    sh:or ( [ sh:datatype xsd:string ] [ sh:node :Back ] ) ."
+        "\n:Back a sh:NodeShape ; sh:property [ sh:path :code ; sh:node :LoopShape ] .",
+    )
+    (folder / "repl.ttl").write_text(text, encoding="utf-8")
+    line = text[: text.index(":Back a sh:NodeShape")].count("\n") + 1
+    done = horismos_forked(folder, "validate", "repl.ttl")
+    warned = [w for w in done.stdout.splitlines() if "reaches itself" in w]
+    assert warned == [
+        f"repl.ttl:{line}: warning: :Back: the shape :Back reaches itself (:Back sh:property "
+        "[ ], [ ] sh:node :LoopShape, :LoopShape sh:or [ ], [ ] sh:node :Back): SHACL leaves "
+        "the validation of a recursive shape undefined, so engines differ: pySHACL, the gate's "
+        "reference, takes the shape as met where it comes back to it — end the recursion: "
+        "name the nested nodes' constraints in a shape of their own that does not lead back "
+        "to this one"
+    ], done.stdout
+    assert done.stderr == "", done.stderr
+    run = horismos_forked(folder, "run", "repl.ttl", "--world", "world.ttl",
+                          "--tools", "finance.py", "--all", "--allow",
+                          "ReadOnly,HostStateWrite,ExternalCommit")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Warning" not in run.stderr, run.stderr
+    assert (folder / "paid.log").read_text(encoding="utf-8") == "http://example.org/repl#bolts\n"
