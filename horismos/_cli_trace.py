@@ -20,7 +20,14 @@ from rdflib import URIRef
 from ._agent import Agent
 from ._bindings.python import static_problem
 from ._cli_common import output_folder, reach, reach_options, writable
-from ._cli_viewer import graph_rendered, refuse_undeclared, replay_page, view_arguments
+from ._cli_viewer import (
+    diagram_said,
+    graph_rendered,
+    refuse_undeclared,
+    replay_page,
+    said_written,
+    view_arguments,
+)
 from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
@@ -337,6 +344,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     text = draw(defs, workflows, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
+        said_written(args.output, diagram_said(defs, workflows, args.format))
     else:
         sys.stdout.write(text)
     return 0

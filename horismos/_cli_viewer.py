@@ -12,11 +12,11 @@ import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rdflib import URIRef
 
-from ._cli_common import writable
+from ._cli_common import plural, writable
 from ._definitions import Definitions, load_definitions
 from ._diagram import layout
 from ._diagram_svg import node_ids, render_svg, styled_dot
@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "cmd_trace_view",
+    "diagram_said",
     "graph_rendered",
     "refuse_undeclared",
     "replay_page",
     "replay_summary",
+    "said_written",
     "view_arguments",
 ]
 
@@ -74,6 +76,7 @@ def cmd_trace_view(args: argparse.Namespace) -> int:
         instead = "or give no definitions, for the page without its diagram"
         diagram = _diagram(defs, [wf], count_runs([events]), instead)
     _write(args.output, trace_page(events, source=Path(args.trace).name, diagram=diagram))
+    said_written(args.output, "trace view", plural(len(events), "event"))
     return 0
 
 
@@ -111,6 +114,8 @@ def replay_page(report: ReplayReport, trace: Path, defs: Definitions, output: Pa
         output,
         trace_page(events, source=trace.name, diagram=diagram, replay=replay_summary(report)),
     )
+    # on stderr: replay's stdout is its verdict, one line a trace, which scripts read
+    said_written(output, f"replay report of {trace.name}", stream=sys.stderr)
     return output
 
 
@@ -138,9 +143,26 @@ def graph_rendered(
         )
     if args.output:
         _write(args.output, text)
+        said_written(args.output, diagram_said(defs, workflows, args.format))
     else:
         sys.stdout.write(text)
     return 0
+
+
+def diagram_said(defs: Definitions, workflows: Sequence[Workflow], fmt: str) -> str:
+    """What ``graph --output`` wrote, for :func:`said_written`: its format and workflows."""
+    return f"{fmt} diagram of {', '.join(defs.name(wf.iri) for wf in workflows)}"
+
+
+def said_written(
+    path: str | Path, what: str, detail: str | None = None, *, stream: TextIO | None = None
+) -> None:
+    """Say what a command that writes a file wrote where: ``trace view``, ``graph -o`` and
+    ``replay --html`` printed nothing on success, so a user could not tell a page written
+    from a command that did nothing. On stdout, as ``backup`` and ``tools inventory
+    --output`` say theirs, unless ``stream`` is given."""
+    said = f"wrote {what} to {path}" + (f" ({detail})" if detail else "")
+    print(said, file=stream or sys.stdout)
 
 
 def traces_given(paths: Sequence[str]) -> list[str]:

@@ -412,3 +412,25 @@ def test_a_large_trace_draws_only_the_rows_in_view(browser: Any, tmp_path: Path)
     search = by_css(browser, "#search")[0]
     search.send_keys("patient43")
     assert by_css(browser, "#shown")[0].text == "0 shown"  # blocked ones are patient44
+
+
+def test_each_command_writing_a_file_says_what_it_wrote_where(tmp_path: Path) -> None:
+    """``trace view``, ``graph -o`` and ``replay --html`` printed nothing on success: a user
+    could not tell a page written from a command that did nothing. Each now says one line,
+    on stdout as ``backup`` does; ``replay``'s on stderr, its stdout being one verdict a
+    trace."""
+    trace = str(RECORDED / "triage-failures.jsonl")
+    events = len(read_trace(trace))
+    p = horismos("trace", "view", trace, "-o", "run.html", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == f"wrote trace view to run.html ({events} events)\n"
+    p = horismos("graph", *DEFINITIONS, "-o", "flow.mmd", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "wrote mermaid diagram of :Triage to flow.mmd\n"
+    assert (tmp_path / "flow.mmd").read_text().startswith("flowchart")
+    p = horismos("replay", str(RECORDED / "triage-patient42.jsonl"), *DEFINITIONS,
+                 "--html", "report.html", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("same") and p.stdout.count("\n") == 1  # one line a trace
+    assert "wrote replay report of triage-patient42.jsonl to report.html" in p.stderr
+    assert (tmp_path / "report.html").is_file()
