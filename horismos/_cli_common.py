@@ -40,6 +40,7 @@ from ._stored_instances import short_id
 from ._stores import DEFAULT_STORE, Store
 from ._stores.base import Quad
 from ._stores.ox_files import parse_file
+from ._trace import refuse_written
 from ._unreadable import each_opens
 from ._world import World, unindexed
 
@@ -336,16 +337,7 @@ def fresh_trace(option: str, path: str | None, out: str | None = None) -> None:
             f"{option} {path} and --out {out} name the same file: the world written after the "
             "run would replace its trace; give each a file of its own"
         )
-    try:
-        size = Path(path).stat().st_size
-    except OSError:  # not there: the first event makes it
-        return
-    if size:
-        raise UsageError(
-            f"{option} {path}: this file already exists ({size} bytes, the trace of an earlier "
-            "run?) and a trace is never written over; give a new file name, or move or "
-            "remove that file first"
-        )
+    refuse_written(f"{option} {path}", path)
 
 
 def _not_stdout(option: str, path: str, writes: str, give: str) -> None:

@@ -181,6 +181,17 @@ class NotAnIRI(UsageError, KeyError):
         return str(self.args[0])
 
 
+class TraceExists(UsageError):
+    """A trace file given to write holds a trace already (an earlier run's, perhaps the only
+    record of an incident): a trace is never written over unless asked to
+    (``Trace(path, overwrite=True)``, ``trace.save(path, overwrite=True)``). ``path``: the
+    file."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class ProgramMissing(UsageError):
     """A program a command runs is not installed; ``package`` is what to install."""
 

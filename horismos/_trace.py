@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from ._errors import TraceError, TraceTampered, TraceVersionError, UsageError
+from ._errors import TraceError, TraceExists, TraceTampered, TraceVersionError, UsageError
 from ._event_shape import check_shape
 from ._signing import signer_from_env, verifier_from_env
 from ._sources import RDF_SUFFIXES
@@ -52,6 +52,7 @@ __all__ = [
     "iter_trace",
     "own_file",
     "read_trace",
+    "refuse_written",
     "version_message",
 ]
 
@@ -86,6 +87,30 @@ def own_file(folder: Path, stem: str) -> Path:
             n += 1
             continue
         return path
+
+
+def refuse_written(said: str, path: str | Path, instead: str = "") -> None:
+    """Refuse ``path`` as a trace to write when it holds something already: a trace may be the
+    only record of the run that wrote it (an incident's), and a second run given its name
+    wrote over it without a word. Said alike by the command line (``said``: ``--trace
+    run.jsonl``) and the Python API (``trace run.jsonl``); ``instead``: how else the caller
+    may go on, after the ways every caller has. An empty file (``mktemp``'s, or one
+    :func:`own_file` made) is taken: it records nothing. Raises :class:`TraceExists`."""
+    try:
+        size = Path(path).stat().st_size
+    except OSError:  # not there (the first event makes it), or not a file to ask about
+        return
+    if size and not Path(path).is_dir():
+        raise TraceExists(
+            f"{said}: this file already exists ({size} bytes, the trace of an earlier "
+            "run?) and a trace is never written over; give a new file name, or move or "
+            f"remove that file first{instead}",
+            path=str(path),
+        )
+
+
+_OVERWRITE = ", or pass overwrite=True to replace it"
+"""How a Python caller may write over a trace on purpose (:func:`refuse_written`)."""
 
 
 def drop_if_empty(path: Path | None) -> None:
@@ -237,11 +262,16 @@ class Trace:
     binding that does not resolve, a focus whose instance waits) left a trace it was given,
     perhaps the record of an earlier run, truncated to nothing."""
 
-    def __init__(self, path: str | Path | None = None, *, kept: bool = True) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, kept: bool = True, overwrite: bool = False
+    ) -> None:
         """``kept=False`` (with no ``path``): the events are chained and counted, and none is
         kept but the header, for a run that asked for flat memory (``keep=False``) and no
         trace file: ``run --all`` over a million instances held every event (~35 KB an
-        instance of three steps) until it ended."""
+        instance of three steps) until it ended. A ``path`` holding something already is
+        refused (:class:`TraceExists`), as ``run --trace`` refuses it: ``agent.run(trace=…)``
+        given an incident's trace wrote the second run over it. ``overwrite=True`` writes over
+        it on purpose (``agent.run(trace=Trace(path, overwrite=True))``)."""
         self.path = Path(path) if path is not None else None
         if self.path is not None:  # said before the run, as the command line says it
             if self.path.is_dir():
@@ -250,6 +280,8 @@ class Trace:
                 raise UsageError(
                     f"trace {path}: the folder {self.path.parent} does not exist; create it first"
                 )
+            if not overwrite:
+                refuse_written(f"trace {path}", self.path, _OVERWRITE)
         self._kept = kept or path is not None
         self._lines: list[bytes] = []
         self._events: list[dict[str, Any]] = []
@@ -331,10 +363,12 @@ class Trace:
             raise TraceError("the trace has no events yet")
         return self._header
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the trace to ``path`` as JSON Lines (a copy of its file, if it was written to
         one), for `replay` and ``horismos replay``; returns the path. Raises `TraceError` for a
-        run that kept none (``keep=False``), UsageError for a folder that does not exist."""
+        run that kept none (``keep=False``), UsageError for a folder that does not exist, and
+        :class:`TraceExists` for a file holding something already (another run's trace),
+        unless ``overwrite=True``: saving one run's trace over an incident's lost it."""
         path = Path(path)
         if path.is_dir():
             raise UsageError(f"trace {path}: this is a folder; give a file name in it")
@@ -344,8 +378,11 @@ class Trace:
             )
         if not self._kept:
             self.events  # noqa: B018 - raises: nothing was kept to save
+        same = self.path is not None and path.resolve() == self.path.resolve()
+        if not overwrite and not same:  # its own file is saved where it is, as it was
+            refuse_written(f"trace {path}", path, _OVERWRITE)
         if self.path is not None:
-            if path.resolve() != self.path.resolve():
+            if not same:
                 path.write_bytes(self.path.read_bytes() if self._count else b"")
             return path
         path.write_bytes(b"".join(line + b"\n" for line in self._lines))

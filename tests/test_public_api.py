@@ -14,9 +14,10 @@ PUBLIC = [
     "PreconditionError", "Problem", "ProgramMissing", "RemoteConflict", "ReplayReport",
     "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage", "ShapesBrokenAlready",
     "Step", "StepBudgetExceeded", "StepRecord", "StoreError", "Tool", "ToolEntry", "ToolError",
-    "ToolTimeout", "Trace", "TraceError", "TraceTampered", "TraceVersionError", "Unreachable",
-    "UnreadableAnswer", "UsageError", "Workflow", "World", "__version__", "check_inventory",
-    "iter_trace", "load_definitions", "read_trace", "replay", "submit", "wait_for_instances",
+    "ToolTimeout", "Trace", "TraceError", "TraceExists", "TraceTampered", "TraceVersionError",
+    "Unreachable", "UnreadableAnswer", "UsageError", "Workflow", "World", "__version__",
+    "check_inventory", "iter_trace", "load_definitions", "read_trace", "replay", "submit",
+    "wait_for_instances",
 ]
 
 
@@ -284,6 +285,56 @@ def test_saving_a_trace_into_a_folder_that_does_not_exist_says_so(tmp_path):
     with pytest.raises(horismos.UsageError, match=r"the folder .*out does not exist; create it"):
         run.trace.save(tmp_path / "out" / "trace.jsonl")
     assert run.trace.save(tmp_path / "trace.jsonl").read_text().count("\n") == len(run.trace)
+
+
+def test_the_python_api_never_writes_a_trace_over_another_unless_told(tmp_path, capsys):
+    """``agent.run(trace=path)`` and ``trace.save(path)`` wrote a second run over the trace
+    already there (an incident's, perhaps its only record), where ``run --trace`` refuses it.
+    Both refuse with :class:`TraceExists` in the command line's words, the file left byte for
+    byte; ``overwrite=True`` writes over it on purpose."""
+    from pathlib import Path
+
+    import pytest
+
+    from horismos._cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl",
+                                      tools={"ehr_client.assign_queue": dict,
+                                             "ehr_client.notify_nurse": dict})
+    world = root / "examples" / "triage" / "world.ttl"
+    incident = tmp_path / "incident.jsonl"
+    first = agent.run(horismos.World.from_files(world), focus=":patient44", trace=incident)
+    kept = incident.read_bytes()
+    said = (f"this file already exists ({len(kept)} bytes, the trace of an earlier run?) and a "
+            "trace is never written over; give a new file name, or move or remove that file "
+            "first")
+    with pytest.raises(horismos.TraceExists) as refused:
+        agent.run(horismos.World.from_files(world), focus=":patient42", trace=incident)
+    assert str(refused.value) == f"trace {incident}: {said}, or pass overwrite=True to replace it"
+    assert isinstance(refused.value, horismos.UsageError) and refused.value.path == str(incident)
+    again = agent.run(horismos.World.from_files(world), focus=":patient42")
+    with pytest.raises(horismos.TraceExists, match="or pass overwrite=True"):
+        again.trace.save(incident)
+    assert incident.read_bytes() == kept
+    assert first.trace.save(incident) == incident  # its own file, where it is: as it was
+    assert incident.read_bytes() == kept
+    # the command line says the same, naming its option
+    code = main(["run", str(root / "workflows" / "triage.ttl"), str(root / "ontologies"),
+                 "--world", str(world), "--focus", ":patient42", "--trace", str(incident)])
+    assert code == 2 and f"--trace {incident}: {said}\n" in capsys.readouterr().err
+    assert incident.read_bytes() == kept
+    # on purpose: written over
+    again.trace.save(incident, overwrite=True)
+    assert str(horismos.read_trace(incident)[0]["focus"]).endswith("patient42']")
+    agent.run(horismos.World.from_files(world), focus=":patient44",
+              trace=horismos.Trace(incident, overwrite=True))
+    assert str(horismos.read_trace(incident)[0]["focus"]).endswith("patient44']")
+    empty = tmp_path / "mktemp.jsonl"  # an empty file records nothing: taken, as the CLI does
+    empty.touch()
+    agent.run(horismos.World.from_files(world), focus=":patient44", trace=empty)
+    assert horismos.read_trace(empty)
 
 
 def test_a_closed_world_used_again_says_it_is_closed(tmp_path):
