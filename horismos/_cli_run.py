@@ -42,6 +42,7 @@ from ._errors import ShaclMessage, UsageError
 from ._intents import doubt_key, doubt_message
 from ._model import ActionStep
 from ._preconditions import why_blocked
+from ._proposal import misconfigured
 from ._proposal import summary as proposal_summary
 from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
@@ -326,11 +327,15 @@ class RunView:
         self.err = err or sys.stderr
         self.total = 0  # > 0 draws the progress bar
         self.done = 0
+        self._warned: set[tuple[Node, str]] = set()
+        """The misconfigured models said already (:meth:`_misconfigured`), once a run."""
         self.rows: list[tuple[str, str, str, str, str]] = []
         """The summary table's rows, taken as each instance ends (a batch keeps no records)."""
 
     def step(self, inst: InstanceRun, rec: StepRecord) -> None:
         """One step, as soon as it has landed."""
+        if rec.kind == "ProposalStep":
+            self._misconfigured(rec)
         if self.quiet:
             return
         self.clear_progress()
@@ -339,6 +344,20 @@ class RunView:
             self.out.write("".join(f"    {line}\n" for line in rec.brief.splitlines()))
         self.out.flush()
         self._progress()
+
+    def _misconfigured(self, rec: StepRecord) -> None:
+        """Say on stderr, once a run for each step and message, even with ``--quiet``, that a
+        proposal took its fallback because its model's endpoint is misconfigured (a base URL
+        without ``/v1``, a wrong key): a setting to change, which every instance of the run
+        would otherwise take to an operator without a word."""
+        said = misconfigured(rec)
+        if said is None or (rec.step, said) in self._warned:
+            return
+        self._warned.add((rec.step, said))
+        self.clear_progress()
+        to = f" -> {self.name(rec.next)}" if rec.next else ""
+        self.err.write(f"horismos: warning: {self.name(rec.step)} took its fallback{to}: {said}\n")
+        self.err.flush()
 
     def instance(self, inst: InstanceRun) -> None:
         self.done += 1

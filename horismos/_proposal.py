@@ -60,6 +60,7 @@ __all__ = [
     "endpoint",
     "judge_reply",
     "lexical_rank",
+    "misconfigured",
     "propose",
     "refused_model",
     "summary",
@@ -135,12 +136,18 @@ class Reply:
 
     ``error`` is a failed call (the step falls back); ``unavailable`` means the model cannot
     be asked at all as configured (unknown provider, missing key): the step fails.
+    ``misconfigured``: the failed call was the endpoint refusing the request as addressed or
+    keyed (HTTP 404, 401, 403: a base URL without ``/v1``, a wrong key), which no retry
+    mends; the step still falls back, as the docs promise of an HTTP error, and says so
+    plainly (:func:`misconfigured`). Recorded only when true: a trace recorded before replays
+    its reply as it was.
     """
 
     text: str | None = None
     timeout: bool = False
     error: str | None = None
     unavailable: str | None = None
+    misconfigured: bool = False
 
     def to_json(self) -> dict[str, Any]:
         if self.text is not None:
@@ -149,6 +156,8 @@ class Reply:
             return {"timeout": True}
         if self.unavailable is not None:
             return {"unavailable": self.unavailable}
+        if self.misconfigured:
+            return {"error": self.error or "", "misconfigured": True}
         return {"error": self.error or ""}
 
     @classmethod
@@ -158,6 +167,7 @@ class Reply:
             timeout=bool(data.get("timeout")),
             error=data.get("error"),
             unavailable=data.get("unavailable"),
+            misconfigured=data.get("misconfigured") is True,
         )
 
 
@@ -197,6 +207,8 @@ async def ask(request: RankRequest) -> Reply:
         return Reply(timeout=True)
     except httpx.HTTPError as e:
         return Reply(error=f"{type(e).__name__}: {e}")
+    except _Misconfigured as e:
+        return Reply(error=str(e), misconfigured=True)
     except _CallFailed as e:
         return Reply(error=str(e))
     return Reply(text=text)
@@ -208,6 +220,38 @@ class _Unavailable(Exception):
 
 class _CallFailed(Exception):
     pass
+
+
+class _Misconfigured(_CallFailed):
+    """The endpoint refused the request as addressed or keyed (:data:`_MISCONFIGURED`)."""
+
+
+_MISCONFIGURED = {
+    404: "no such endpoint",
+    401: "the key was not accepted",
+    403: "the key is not allowed this",
+}
+"""The HTTP statuses a model's endpoint answers a request it will never answer otherwise:
+the URL or the key is wrong (a setting), not the model failing to answer (a retry may)."""
+
+_BASE_VARIABLE = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+_KEY_VARIABLE = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def _what_to_change(provider: str, base: str, status: int) -> str:
+    """What to change when ``provider``'s endpoint at ``base`` answered ``status``: for a 404
+    the base URL (an OpenAI-compatible server serves ``/v1/chat/completions``, so a base URL
+    without ``/v1`` asked for ``/chat/completions``, which such a server does not have; the
+    Messages API path already starts with ``/v1``), for a 401 or 403 the key."""
+    variable = _BASE_VARIABLE.get(provider, "the base URL")
+    if status != 404:
+        key = _KEY_VARIABLE.get(provider, "the key")
+        return f"check {key} (and that {variable}={redact_url(base)} is the server it is for)"
+    if provider == "openai" and not base.endswith("/v1"):
+        return f"{variable} is {redact_url(base)}: did you mean {redact_url(base + '/v1')}?"
+    if provider == "anthropic" and base.endswith("/v1"):
+        return f"{variable} is {redact_url(base)}: did you mean {redact_url(base[:-3])}?"
+    return f"check {variable} ({redact_url(base)}) and the model's name"
 
 
 def endpoint(model: str) -> str | None:
@@ -290,13 +334,27 @@ def _provider(request: RankRequest) -> Any:
     )
 
 
-async def _post(url: str, headers: dict[str, str], body: dict[str, Any], timeout: float) -> Any:
+async def _post(
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    timeout: float,
+    provider: str = "",
+    base: str = "",
+) -> Any:
     import httpx
 
     async with httpx.AsyncClient(timeout=timeout) as client:
         response = await client.post(url, headers=headers, json=body)
-    if response.status_code >= 400:
-        raise _CallFailed(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
+    status = response.status_code
+    if status in _MISCONFIGURED:
+        raise _Misconfigured(
+            f"{redact_url(url)} answered HTTP {status} ({_MISCONFIGURED[status]}): the model's "
+            "endpoint is misconfigured, not a model that failed to answer; "
+            f"{_what_to_change(provider, base, status)} (it said: {response.text[:300]})"
+        )
+    if status >= 400:
+        raise _CallFailed(f"{url} answered HTTP {status}: {response.text[:300]}")
     try:
         return response.json()
     except ValueError:
@@ -320,6 +378,8 @@ async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
             "messages": [{"role": "user", "content": request.prompt()}],
         },
         request.timeout,
+        "anthropic",
+        base,
     )
     try:
         return "".join(b["text"] for b in data["content"] if b.get("type") == "text")
@@ -341,6 +401,8 @@ async def _openai(request: RankRequest, base: str, key: str | None) -> str:
             ],
         },
         request.timeout,
+        "openai",
+        base,
     )
     try:
         content = data["choices"][0]["message"]["content"]
@@ -582,6 +644,8 @@ async def propose(
         ranking = judge_reply(reply, list(by_id))
     except Unusable as e:
         detail["outcome"], detail["message"] = e.reason, str(e)
+        if reply.misconfigured:  # a setting to change: said apart (misconfigured())
+            detail["misconfigured"] = True
     else:
         detail["ranking"] = [by_id[i].node.n3() for i in ranking.ids]
         detail["confidence"] = ranking.confidence
@@ -793,6 +857,17 @@ def check_answer(
 def _shown(defs: Definitions, store: Store, node: Node) -> str:
     label = next(iter(sorted(str(v) for v in store.objects(node, RDFS.label))), "")
     return defs.name(node) + (f" — {label}" if label else "")
+
+
+def misconfigured(rec: StepRecord) -> str | None:
+    """The message of a proposal step whose model's endpoint refused the request as
+    addressed or keyed (:class:`Reply`'s ``misconfigured``), or None: the step took its
+    fallback, as for any failed call, and the command line says it on stderr too, where a
+    run of many instances each sent to an operator read as a model having a bad day."""
+    d = rec.detail.get("proposal")
+    if rec.kind != "ProposalStep" or not isinstance(d, dict) or not d.get("misconfigured"):
+        return None
+    return str(d.get("message", ""))
 
 
 def summary(rec: StepRecord, name: Any) -> str:

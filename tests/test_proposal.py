@@ -354,6 +354,56 @@ def test_a_wrong_key_is_a_call_failure_that_falls_back(tmp_path, monkeypatch) ->
     assert event["outcome"] == "error" and "401" in event["message"]
 
 
+def test_a_base_url_without_v1_is_said_to_be_misconfigured_not_a_model_failure(
+        tmp_path, monkeypatch) -> None:
+    """``OPENAI_BASE_URL`` without ``/v1``: an OpenAI-compatible server answers HTTP 404 for
+    ``/chat/completions``, and the step took its fallback as if the model had failed, every
+    instance sent to an operator with nothing saying the URL was wrong. It still falls back
+    (the docs promise that of an HTTP error), and the trace and the command line say the
+    endpoint is misconfigured, which URL was asked and the URL meant; a 500 is not."""
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)  # no /v1
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        agent, world = setup(tmp_path, proposal("openai:local-model"))
+        run = agent.run(world, ":Trip", ":req1", trace=tmp_path / "run.jsonl")
+        assert run.status == "waiting" and [s.step for s in run.steps] == [T.Pick, T.AskHuman]
+        assert [r["path"] for r in server.requests] == ["/chat/completions"]
+        event = step_event(run, "ProposalStep")
+        said = event["proposal"]["message"]
+        assert event["proposal"]["outcome"] == "error" and event["proposal"]["misconfigured"]
+        assert f"{server.url}/chat/completions answered HTTP 404 (no such endpoint)" in said
+        assert "the model's endpoint is misconfigured, not a model that failed to answer" in said
+        assert f"OPENAI_BASE_URL is {server.url}: did you mean {server.url}/v1?" in said
+        assert event["rankings"][0]["misconfigured"] is True
+        assert not replay(tmp_path / "run.jsonl", agent).diverged  # as recorded, not asked
+
+        # the command line says it on stderr, once a run, even --quiet
+        (tmp_path / "trip_tools.py").write_text("def book(request, hotel):\n"
+                                                "    return {'booked': hotel}\n")
+        env = {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"}
+        p = horismos_forked(tmp_path, "run", "trip.ttl", "--world", "world.ttl", "--tools",
+                            "trip_tools", "--focus", ":req1", "--quiet", env=env, timeout=120)
+        assert p.returncode == 3, p.stdout + p.stderr  # waiting at the fallback
+        assert "Traceback" not in p.stderr
+        assert (f"horismos: warning: :Pick took its fallback -> :AskHuman: the model could not "
+                f"be asked: {server.url}/chat/completions answered HTTP 404") in p.stderr
+        assert f"did you mean {server.url}/v1?" in p.stderr and p.stderr.count("warning") == 1
+
+    # a wrong key is one too; a server error is not: a retry may answer
+    with LlmServer([answer([T.beach], 0.9)], key="right-key") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
+        agent, world = setup(tmp_path, proposal("openai:local-model"))
+        event = step_event(agent.run(world, ":Trip", ":req1"), "ProposalStep")["proposal"]
+    assert event["misconfigured"] and "HTTP 401 (the key was not accepted)" in event["message"]
+    assert "check OPENAI_API_KEY" in event["message"]
+    with LlmServer([{"status": 500, "body": "overloaded"}], key="test-key") as server:
+        configure(monkeypatch, "openai", server)
+        agent, world = setup(tmp_path, proposal("openai:local-model"))
+        event = step_event(agent.run(world, ":Trip", ":req1"), "ProposalStep")["proposal"]
+    assert event["outcome"] == "error" and "misconfigured" not in event
+
+
 @pytest.mark.parametrize(("model", "needs"), [
     ("anthropic:claude-test", "ANTHROPIC_API_KEY"),
     ("openai:gpt-test", "OPENAI_API_KEY"),
