@@ -45,7 +45,7 @@ from ._intents import (
     yields_to,
 )
 from ._model import ActionStep, Tool
-from ._policy import Pending, pending, refusal, side_effect
+from ._policy import Pending, approvers, pending, refusal, side_effect
 from ._records import InstanceRun, StepRecord
 from ._renamed_tools import (
     as_former,
@@ -143,7 +143,7 @@ class ActionSteps(ToolCalls):
             refused = refusal(self.policy, tool)
             # the step's start as a literal, built from its value (parsing text cost ~15 µs)
             began = self._stamp(started)
-            prints, waiting, used = pending(
+            prints, waiting, used, taken = pending(
                 self.policy,
                 self.store,
                 inst.instance,
@@ -172,6 +172,8 @@ class ActionSteps(ToolCalls):
                     return rec, None
             if waiting is not None:
                 return self._await_approval(inst, rec, waiting, started, used), None
+            if taken:  # who approved the call, and when, said where the call is
+                rec.detail["approved"] = approvers(self.store, taken)
             # an intent guards a real call (a replay commits it too, to the same effect:
             # the commits a replay makes are the recorded run's, in the same order)
             # the approvals this call takes are used up whatever comes of the call: a person

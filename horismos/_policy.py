@@ -68,6 +68,7 @@ __all__ = [
     "approval_nodes",
     "approval_record_terms",
     "approve",
+    "approvers",
     "canonical_json",
     "code_for",
     "code_stale",
@@ -615,23 +616,25 @@ def pending(
     bound: int = 3,
     servers: Mapping[str, McpServer] | None = None,
     code: str | None = None,
-) -> tuple[list[str | None], Pending | None, list[tuple]]:
+) -> tuple[list[str | None], Pending | None, list[tuple], list[tuple[str, Node]]]:
     """The fingerprint approving each call (None for a tool that needs none), the calls still
-    waiting for an approval, if any, and the quads that use up the recorded approvals these
-    calls take: a person approves one call, so a loop that comes back with the same payload
-    waits for a new approval instead of acting again. ``bound``, as a trace's header says: 0,
-    approvals hold whatever the tool's definition; 1, for its definition without its MCP
-    server (a trace recorded before the server counted); 2, with it (``servers``); 3, and the
-    request records how many approvals each payload asks for (before, a trace's did not); 4,
-    and an approval not used yet at this step of a payload the step no longer sends lapses
-    (``horis:lapsed``, used up with these quads): it answered a request the step has since
-    superseded (the amount was 100, approved; the world changed it to 150, approved and
-    charged), and a loop back to the old payload took it, a call nobody had approved then.
+    waiting for an approval, if any, the quads that use up the recorded approvals these
+    calls take (a person approves one call, so a loop that comes back with the same payload
+    waits for a new approval instead of acting again), and those approvals: each
+    fingerprint and the node recording who gave it (:func:`approvers`). ``bound``, as a
+    trace's header says: 0, approvals hold whatever the tool's definition; 1, for its
+    definition without its MCP server (a trace recorded before the server counted); 2, with
+    it (``servers``); 3, and the request records how many approvals each payload asks for
+    (before, a trace's did not); 4, and an approval not used yet at this step of a payload
+    the step no longer sends lapses (``horis:lapsed``, used up with these quads): it
+    answered a request the step has since superseded (the amount was 100, approved; the
+    world changed it to 150, approved and charged), and a loop back to the old payload took
+    it, a call nobody had approved then.
     ``code``: the code behind the tool now (:attr:`~._bindings.base.Binding.code`): an
     approval given for a request other code made does not hold (one recorded before
     approvals named the code holds, as it did)."""
     if not tool.requires_approval:
-        return [None] * len(calls), None, []
+        return [None] * len(calls), None, [], []
     server = server_of(tool, servers or {}) if bound > 1 else None
     prints = [fingerprint(tool.iri, payload(tool, c)) for c in calls]
     recorded = _recorded(store, instance)
@@ -650,11 +653,14 @@ def pending(
     missing, taking = [], Counter[str]()
     given = {given_print(a): a for a in policy.given}
     spent: list[tuple] = []
+    taken: list[tuple[str, Node]] = []
     for c, fp in zip(calls, prints, strict=True):
         if fp in policy.approvals:
             continue
         if fp in given:  # one call each: a second call of the payload needs its own
-            spent += given_use(given.pop(fp), at)
+            approval = given.pop(fp)
+            spent += given_use(approval, at)
+            taken.append((fp, _given_node(approval)))
             continue
         taking[fp] += 1  # a call each: calls of one payload in a forEach need one each
         if taking[fp] > len(recorded.get(fp, ())):
@@ -672,13 +678,38 @@ def pending(
             other,
             lapsed,
         )
-        return list(prints), pend, lapse
+        return list(prints), pend, lapse, []
     used = [
         (node, PROV.invalidatedAtTime, at, graph)
         for fp, n in taking.items()
         for node, graph, _ in recorded[fp][:n]
     ]
-    return list(prints), None, used + spent + lapse
+    taken += [(fp, g.approval) for fp, n in taking.items() for g in recorded[fp][:n]]
+    return list(prints), None, used + spent + lapse, taken
+
+
+def approvers(store: Store, taken: Sequence[tuple[str, Node]]) -> list[dict[str, Any]]:
+    """Who gave each approval a call takes (``taken``, from :func:`pending`) and when: what
+    the step's trace event says under ``approved``, so an incident's reviewer reads it there,
+    not by looking each fingerprint up in the world. ``by`` is the operator's name as
+    ``approve`` (``--operator``, ``operator=``) or ``tools approve`` recorded it, None for an
+    approval recorded before either named one; ``at`` when it was given. Read only for a
+    call made on approval, through :meth:`~horismos._stores.base.Store.noted`: a trace
+    recorded before replays without these reads."""
+    out = []
+    for fp, node in taken:
+        at = next(iter(store.noted(node, PROV.startedAtTime)), None)
+        person = next(iter(store.noted(node, PROV.wasAssociatedWith)), None)
+        name = next(iter(store.noted(person, RDFS.label)), None) if person is not None else None
+        out.append(
+            {
+                "fingerprint": fp,
+                "approval": str(node),
+                "by": None if name is None else str(name),
+                "at": None if at is None else str(at),
+            }
+        )
+    return out
 
 
 def _lapsing(

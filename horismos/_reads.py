@@ -200,6 +200,10 @@ class RecordingStore(WrappedStore):
         self.log.note("reads", ["o", text(subject), text(predicate), [text(o) for o in found]])
         return iter(found)
 
+    def noted(self, subject: Node, predicate: Node) -> list[Node]:
+        """Noted as any ``o`` read is: a replay answers it from the recording."""
+        return list(self.objects(subject, predicate))
+
     def outgoing(
         self, subject: Node, predicates: frozenset[Node] | None = None
     ) -> Iterator[tuple[Node, Node, Node]]:
@@ -289,6 +293,13 @@ class ReplayedStore(Store):
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return iter([term(o) for o in self._answer(["o", text(subject), text(predicate)])])
+
+    def noted(self, subject: Node, predicate: Node) -> list[Node]:
+        """The recorded answer, or none: a trace recorded before the value was read (the
+        event it goes into then differs from the recorded one only by a member the recording
+        lacks, which is not compared)."""
+        found = self._take(["o", text(subject), text(predicate)])
+        return [term(o) for o in found] if isinstance(found, list) else []
 
     def outgoing(
         self, subject: Node, predicates: frozenset[Node] | None = None

@@ -254,8 +254,9 @@ def _routed_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]
 
 def _approval_lines(e: Mapping[str, Any]) -> list[str]:
     """An approval a step waits for (each payload and its fingerprint, which `approve`
-    takes), or the approved payloads a step called its tool on: the timeline said "waiting:"
-    and nothing more, and of the call made once approved, not that it was approved."""
+    takes), or the approved payloads a step called its tool on, with who approved each and
+    when: the timeline said "waiting:" and nothing more, and of the call made once approved,
+    not that it was approved, nor (before ``approved``) by whom."""
     asked = e.get("approval")
     if e.get("status") == "waiting" and isinstance(asked, Mapping):
         prints = asked.get("fingerprints") or []
@@ -264,8 +265,18 @@ def _approval_lines(e: Mapping[str, Any]) -> list[str]:
             f"    payload {json.dumps(p, sort_keys=True)}: fingerprint {f}"
             for f, p in zip(prints, payloads, strict=False)
         ]
+    if e.get("status") in ("blocked", "waiting"):
+        return []
+    approved = e.get("approved")  # who approved each, and when (a trace recorded before: none)
+    if isinstance(approved, list) and approved:
+        return [
+            f"    called on approval: fingerprint {a.get('fingerprint')}, approved by "
+            f"{a.get('by') or 'nobody named'} at {a.get('at') or 'an unrecorded time'}"
+            for a in approved
+            if isinstance(a, Mapping)
+        ]
     used = (e.get("policy") or {}).get("approvals")
-    if isinstance(used, list) and used and e.get("status") not in ("blocked", "waiting"):
+    if isinstance(used, list) and used:
         return [f"    called on approval: fingerprint {', '.join(map(str, used))}"]
     return []
 

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 from forked import horismos_forked
+from rdflib import RDFS
+
+from horismos import Agent, Trace, read_trace, replay
+from horismos._view_model import view_model
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
@@ -40,6 +44,11 @@ def bad_ehr(folder: Path) -> None:
 
 def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return horismos_forked(cwd, *args, timeout=120)
+
+
+def _never_called(**kwargs: object) -> dict[str, object]:
+    """A tool a replay resolves and never calls: it substitutes the recorded outcomes."""
+    raise AssertionError(f"a replay called a tool: {kwargs}")
 
 
 def test_a_rejected_step_shows_the_node_the_path_and_the_value_refused(tmp_path: Path) -> None:
@@ -312,7 +321,7 @@ def test_an_approval_shows_the_payload_asked_for_and_the_call_made_on_it(
                              f"{fingerprint.group(1)}")
     approved = horismos("approve", *defs, "--world", "after.trig", "--instance",
                         waiting.group(1), "--fingerprint", fingerprint.group(1), "--out",
-                        "approved.trig", cwd=tmp_path)
+                        "approved.trig", "--operator", "Dr. Okafor", cwd=tmp_path)
     assert approved.returncode == 0, approved.stdout + approved.stderr
     resumed = horismos("resume", *defs, "--world", "approved.trig", *tools, "--instance",
                        waiting.group(1), "--out", "done.trig", "--trace", "called.jsonl",
@@ -321,6 +330,42 @@ def test_an_approval_shows_the_payload_asked_for_and_the_call_made_on_it(
     shown = horismos("trace", "show", "called.jsonl", *defs, cwd=tmp_path).stdout.splitlines()
     (at,) = (i for i, line in enumerate(shown) if "  :QueuePatient  " in line)
     assert "gate ok  completed" in shown[at]
+    # who approved the call, and when, is in the step's event: a reviewer need not look the
+    # fingerprint up in the world (the step event said neither)
+    step = next(e for e in read_trace(tmp_path / "called.jsonl")
+                if e["type"] == "step" and e["step"].endswith("#QueuePatient"))
+    (given,) = step["approved"]
+    assert given["fingerprint"] == fingerprint.group(1) and given["by"] == "Dr. Okafor"
+    assert given["approval"].startswith("urn:horismos:activity:")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d.*", given["at"]), given["at"]
+    assert shown[at + 1] == (f"    called on approval: fingerprint {fingerprint.group(1)}, "
+                             f"approved by Dr. Okafor at {given['at']}")
+    details = view_model(read_trace(tmp_path / "called.jsonl"), source="t")["details"]
+    assert [d["approved"] for d in details if "approved" in d] == [[given]]
+    # the trace replays the same; so does one recorded before steps said who approved:
+    # without the member and the reads of it, hashed again
+    never = {name: _never_called for name in ("ehr_client.assign_queue",
+                                              "ehr_client.notify_nurse")}
+    agent = Agent.from_files(*(tmp_path / d for d in defs), tools=never)
+    assert not replay(tmp_path / "called.jsonl", agent).diverged
+    prov = "http://www.w3.org/ns/prov#"
+    noted = [["o", f"<{given['approval']}>", f"<{prov}startedAtTime>"],
+             ["o", f"<{given['approval']}>", f"<{prov}wasAssociatedWith>"],
+             ["o", f"<{given['approval']}:operator>", f"<{RDFS}label>"]]
+    older = Trace()
+    for e in read_trace(tmp_path / "called.jsonl"):
+        if "approved" in e:
+            del e["approved"]
+            kept = [r for r in e["reads"] if r[:3] not in noted]
+            assert len(e["reads"]) - len(kept) == 3, e["reads"]  # the three it added
+            e["reads"] = kept
+        older.emit(e["type"], {k: v for k, v in e.items()
+                               if k not in ("type", "seq", "prev", "hash")})
+    older.save(tmp_path / "older.jsonl")
+    report = replay(tmp_path / "older.jsonl", agent)
+    assert not report.diverged and report.complete, report
+    shown = horismos("trace", "show", "older.jsonl", *defs, cwd=tmp_path).stdout.splitlines()
+    (at,) = (i for i, line in enumerate(shown) if "  :QueuePatient  " in line)
     assert shown[at + 1] == f"    called on approval: fingerprint {fingerprint.group(1)}"
 
 

@@ -261,6 +261,13 @@ class Store:
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         raise NotImplementedError
 
+    def noted(self, subject: Node, predicate: Node) -> list[Node]:
+        """:meth:`objects`, for what a trace records for its reader and nothing is decided
+        from (who approved a call, and when): a replay of a trace recorded before such a
+        value was read answers none (:class:`~horismos._reads.ReplayedStore`), where a read
+        the recording lacks is a divergence."""
+        return list(self.objects(subject, predicate))
+
     def outgoing(
         self, subject: Node, predicates: frozenset[Node] | None = None
     ) -> Iterator[tuple[Node, Node, Node]]:
@@ -383,6 +390,9 @@ class WrappedStore(Store):
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
         return self.inner.objects(subject, predicate)
+
+    def noted(self, subject: Node, predicate: Node) -> list[Node]:
+        return self.inner.noted(subject, predicate)
 
     def outgoing(
         self, subject: Node, predicates: frozenset[Node] | None = None

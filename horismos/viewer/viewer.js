@@ -415,7 +415,7 @@ function selectStep(s) {
     parts.push(el("h3", {}, "Brief for the operator"));
     parts.push(el("pre", {class: "brief"}, d.wait.brief));
   }
-  for (const key of ["proposal", "wait", "approval", "policy"]) {
+  for (const key of ["proposal", "wait", "approval", "approved", "policy"]) {
     if (!d[key]) continue;
     const shown = key === "wait" ? Object.fromEntries(Object.entries(d.wait).filter(([k]) => k !== "brief")) : d[key];
     parts.push(el("h3", {}, key));
