@@ -392,6 +392,35 @@ def test_server_dying_in_the_middle_of_a_call_takes_on_error_and_a_new_session_s
     assert value(world, EX.p1, EX.queueRef).startswith("Q-urgent-")
 
 
+def test_a_servers_own_error_minus_32000_is_said_as_its_answer_and_held_in_doubt(
+        tmp_path) -> None:
+    """A server answering a call with its own JSON-RPC error -32000 (implementations use it
+    for any server error) read as the SDK's closed connection: "closed the connection during
+    the call", while the server was up and had said why. Still held in doubt (the code does
+    not tell the two apart, and in doubt is the safe side), the error now says what the
+    server answered."""
+    defs = "".join([
+        tool("t.locked", "locked",
+             'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]'),
+        tool("t.assign", "assign",
+             'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]',
+             args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ]'),
+        workflow("Locked"), step("Locked", "t.locked", next="After", on_error="After"),
+        step("After", "t.assign", requires="?this :acuity ?queue ."),
+        CLINIC,
+    ])
+    agent, world = load(tmp_path, defs)
+    run = agent.run(world, focus=EX.p1)
+    steps = steps_by_name(run)
+    said = str(steps["Locked"].error)
+    assert steps["Locked"].status == "failed"
+    assert isinstance(steps["Locked"].error, OutcomeUnknown), said  # held in doubt, as before
+    assert ('answered the call to "locked" with its own error: the ledger is locked by another '
+            "clerk (MCP error -32000") in said, said
+    assert "closed the connection" not in said, said
+    assert run.status == "completed", run.error  # onError; the same session serves on
+    assert value(world, EX.p1, EX.queueRef).startswith("Q-urgent-")
+
 def test_python_server_spec_is_checked() -> None:
     from horismos import UsageError
 

@@ -84,6 +84,13 @@ CONNECT_TIMEOUT = 30.0
 """Seconds a server gets to start and answer the handshake and the tool list."""
 
 _CONNECTION_CLOSED = -32000
+_SDK_CLOSED = ("Connection closed", "SSE stream ", "server answered a request with 202")
+"""How the messages begin of the errors the SDK makes up under -32000 for a call whose answer
+can never come (the connection closed, an event stream that failed or ended, a 202 to a
+request): said as a closed connection. A server answering with its own JSON-RPC error -32000
+(the JSON-RPC range for server errors, which many use for any) says something else; its call
+was held in doubt, as one whose connection closed is, and was said as "closed the
+connection", naming nothing the server said."""
 _PARSE_ERROR = -32700
 """What the SDK answers a request with when it cannot parse the server's answer to it (our
 own requests are JSON it wrote, so no server answers them so)."""
@@ -317,6 +324,12 @@ class McpSession:
             if e.code == _CONNECTION_CLOSED:
                 self.alive = False
                 unsent = _stopped_unsent(leaving)
+                if not e.message.startswith(_SDK_CLOSED):  # the server's own, same code:
+                    raise ToolError(  # in doubt as a closed connection is, said as it said
+                        f'{self.describe()} answered the call to "{name}" with its own error: '
+                        f"{e.message} (MCP error {e.code}, the code the MCP SDK also gives a "
+                        "connection that closed, so what the call did is not known)"
+                    ) from None
                 raise ToolError(
                     f"{self.describe()} closed the connection "
                     + ("before" if unsent else "during")

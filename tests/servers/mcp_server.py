@@ -33,6 +33,7 @@ from typing import Any, TypedDict
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("horismos-test")
 _calls = itertools.count(1)
@@ -112,6 +113,13 @@ def fail(patient: str) -> dict[str, Any]:
 async def slow(patient: str) -> dict[str, Any]:
     await asyncio.sleep(2)
     return {"queueRef": "Q-late"}
+
+
+@server.tool()
+def locked(patient: str) -> dict[str, Any]:
+    """Answers with the server's own JSON-RPC error -32000, the code the SDK also gives a
+    connection that closed."""
+    raise MCPError(code=-32000, message="the ledger is locked by another clerk")
 
 
 @server.tool()
