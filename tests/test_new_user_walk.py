@@ -191,7 +191,8 @@ def test_replay_html_without_graphviz_writes_its_report_and_exits_by_the_replay(
     assert p.stdout.startswith("same      run.jsonl:")
     assert p.stderr == ("note: report.html: written without the workflow diagram, which needs "
                         "Graphviz's dot program: install Graphviz (Debian/Ubuntu: apt-get "
-                        "install graphviz; macOS: brew install graphviz)\n")
+                        "install graphviz; macOS: brew install graphviz)\n"
+                        "wrote replay report of run.jsonl to report.html\n")
     assert "<svg" not in (tmp_path / "report.html").read_text()
 
 
