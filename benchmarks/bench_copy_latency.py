@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 from pharmacy_tools import RX, TOOLS, prescriptions_for, world_quads  # noqa: E402
 
-from horismos import Agent, World  # noqa: E402
+from horismos import Agent, Trace, World  # noqa: E402
 
 
 def innermost(store: object) -> object:
@@ -50,13 +50,13 @@ def main() -> None:
     foci = [RX[f"rx{i}"] for i in range(0, n, max(1, n // (args.runs + 20)))][: args.runs + 20]
     folder = Path(tempfile.mkdtemp())
     for focus in foci[:20]:  # warm-up
-        agent.run(world, focus=focus, trace=folder / "warm.jsonl")
+        agent.run(world, focus=focus, trace=Trace(folder / "warm.jsonl", overwrite=True))
     first = store._store  # type: ignore[attr-defined]
     store._churn.removed = 2 * store._held()  # type: ignore[attr-defined]  # due at the next removal
     times, replaced_at = [], None
     for k, focus in enumerate(foci[20:]):
         t0 = time.perf_counter()
-        run = agent.run(world, focus=focus, trace=folder / "run.jsonl")
+        run = agent.run(world, focus=focus, trace=Trace(folder / "run.jsonl", overwrite=True))
         times.append(time.perf_counter() - t0)
         assert run.status == "completed", run.error
         if replaced_at is None and store._store is not first:  # type: ignore[attr-defined]

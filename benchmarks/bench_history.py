@@ -63,7 +63,7 @@ from pathlib import Path
 
 from rdflib import RDF, RDFS, XSD, Literal, Namespace, URIRef
 
-from horismos import Agent, World
+from horismos import Agent, Trace, World
 from horismos._due_waits import due_waits
 from horismos._stored_instances import find_instance
 
@@ -220,8 +220,8 @@ def main() -> None:
               f"{quads(world):,} quads, built in {seconds:.1f} s", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
-        def trace(size: int) -> Path:
-            return Path(tmp) / f"{size}.jsonl"
+        def trace(size: int) -> Trace:  # one scratch trace a size, each run's over the last
+            return Trace(Path(tmp) / f"{size}.jsonl", overwrite=True)
 
         def run(world: World, size: int, workflow: URIRef, status: str,
                 focus: URIRef | None = None) -> URIRef:

@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE))
 from pharmacy_tools import FILLER, RX, TOOLS, prescriptions_for, world_quads  # noqa: E402
 from rdflib import URIRef  # noqa: E402
 
-from horismos import Agent, World  # noqa: E402
+from horismos import Agent, Trace, World  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -80,7 +80,7 @@ def single_runs(agent: Agent, world: World, foci: list[URIRef], folder: Path) ->
     """One traced single-focus run per focus, the first five a warm-up."""
     totals, fixed, sizes, counts = [], [], [], []
     for warm in foci[:5]:  # imports, caches, first queries
-        agent.run(world, focus=warm, trace=folder / "warm.jsonl")
+        agent.run(world, focus=warm, trace=Trace(folder / "warm.jsonl", overwrite=True))
     gc.collect()
     before = rss_mb()
     for i, focus in enumerate(foci[5:]):
@@ -157,7 +157,8 @@ def counted_runs(agent: Agent, world: World, foci: list[URIRef], folder: Path) -
     try:
         profile.enable()
         for focus in foci:
-            steps += len(agent.run(world, focus=focus, trace=folder / "counted.jsonl").steps)
+            counted = Trace(folder / "counted.jsonl", overwrite=True)  # one scratch trace
+            steps += len(agent.run(world, focus=focus, trace=counted).steps)
         profile.disable()
     finally:
         world.store._store = ox_store  # type: ignore[attr-defined]
