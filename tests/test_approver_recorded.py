@@ -15,7 +15,7 @@ from pathlib import Path
 from forked import horismos_forked
 from test_run_policy import APPROVAL, EX, TOOLS, WORLD, definitions, setup
 
-from horismos import World
+from horismos import World, read_trace
 
 WHO = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -63,3 +63,36 @@ def test_horismos_approve_names_the_os_user_or_the_operator_given(tmp_path: Path
                              "world.ttl", "--out", "issued.trig", "--operator", "bob")
     assert issued.returncode == 0, issued.stdout + issued.stderr
     assert approvers(World.from_files(tmp_path / "issued.trig")) == ["bob"]
+
+
+def test_the_call_made_on_an_approval_names_its_approver_in_the_trace(tmp_path: Path) -> None:
+    """The trace of a call made on approval said which fingerprint it used, never who gave
+    it: a reviewer looked the fingerprint up in the world. Its step event now says who and
+    when (``approved``), for a run resumed after ``approve`` and for ``tools call
+    --approval`` alike."""
+    agent, world, calls = setup(tmp_path, APPROVAL)
+    assert calls == []
+    run = agent.run(world, focus=EX.p1)
+    fp = agent.catalog.approve("t.discharge", {"patient": str(EX.p1), "queue": str(EX.urgent)})
+    agent.approve(world, run.instance, fp, operator="dr. alice")
+    resumed = agent.resume(world, run.instance)
+    assert len(calls) == 1
+    (step,) = [e for e in resumed.trace.events if e["type"] == "step" and e.get("tool")]
+    (given,) = step["approved"]
+    assert (given["fingerprint"], given["by"]) == (fp, "dr. alice") and given["at"]
+    # the catalog lane: the approval tools approve issued names its operator too
+    (tmp_path / "defs.ttl").write_text(definitions(APPROVAL), encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(TOOLS, encoding="utf-8")
+    args = ("--args", '{"patient": ":p1", "queue": ":urgent"}')
+    issued = horismos_forked(tmp_path, "tools", "approve", "t.discharge", "defs.ttl", *args,
+                             "--world", "world.ttl", "--out", "issued.trig", "--operator", "bob")
+    assert issued.returncode == 0, issued.stdout + issued.stderr
+    approval = issued.stdout.split()[-1]
+    called = horismos_forked(tmp_path, "tools", "call", "t.discharge", "defs.ttl", *args,
+                             "--tools", "ward", "--world", "issued.trig", "--out", "called.trig",
+                             "--approval", approval, "--trace", "call.jsonl")
+    assert called.returncode == 0, called.stdout + called.stderr
+    (step,) = [e for e in read_trace(tmp_path / "call.jsonl") if e["type"] == "step"]
+    (given,) = step["approved"]
+    assert given["by"] == "bob" and given["at"] and given["fingerprint"] == approval[:64]
