@@ -122,6 +122,21 @@ class BuilderBase:
             s for s, t in self.g.subject_objects(RDF.type) if str(t).startswith(str(HORIS))
         )
 
+    @cached_property
+    def declared_individuals(self) -> dict[URIRef, set[URIRef]]:
+        """The named nodes the files type with a domain class (``:major a :Severity``), with
+        their classes: what a node a pattern names and nothing declares most likely meant."""
+        found: dict[URIRef, set[URIRef]] = {}
+        for s, c in self.g.subject_objects(RDF.type):
+            if (
+                isinstance(s, URIRef)
+                and isinstance(c, URIRef)
+                and not str(c).startswith((*STANDARD_NAMESPACES, NS))
+                and s not in self.definition_nodes
+            ):
+                found.setdefault(s, set()).add(c)
+        return found
+
     def error(
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
     ) -> None:

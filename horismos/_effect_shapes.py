@@ -36,6 +36,7 @@ from rdflib.term import Node
 
 from ._compared_kinds import compared_as
 from ._model import Assertion
+from ._near_names import near_individual
 from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
@@ -268,8 +269,22 @@ def _forbids(
         shown = "sh:in (" + " ".join(_said(m, name) for m in allowed) + ")"
         if w.value is not None and w.value != HORIS.now:
             if w.value not in allowed:
+                slip = next(
+                    (
+                        m
+                        for m in allowed
+                        if isinstance(m, URIRef)
+                        and isinstance(w.value, URIRef)
+                        and near_individual(m, [w.value]) is not None
+                    ),
+                    None,
+                )  # the list's member misspelt (:Rejectd for :Rejected), not the effect's
                 return _Forbidden(
-                    shown, f"write one of the listed values, or add {w.said(name)} to the list"
+                    shown,
+                    f"correct {name(slip)} in the list to {w.said(name)}, or write another "
+                    "of the listed values"
+                    if slip is not None
+                    else f"write one of the listed values, or add {w.said(name)} to the list",
                 )
         else:
             fits = (

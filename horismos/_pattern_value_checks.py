@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import cached_property
 from typing import cast
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
@@ -176,21 +175,6 @@ class PatternValueChecks(PatternReading):
                             at=(written, HORIS.value, v) if written is not None else None,
                         )
                     )
-
-    @cached_property
-    def declared_individuals(self) -> dict[URIRef, set[URIRef]]:
-        """The named nodes the files type with a domain class (``:major a :Severity``), with
-        their classes: what a node a pattern names and nothing declares most likely meant."""
-        found: dict[URIRef, set[URIRef]] = {}
-        for s, c in self.g.subject_objects(RDF.type):
-            if (
-                isinstance(s, URIRef)
-                and isinstance(c, URIRef)
-                and not str(c).startswith((*STANDARD_NAMESPACES, NS))
-                and s not in self.definition_nodes
-            ):
-                found.setdefault(s, set()).add(c)
-        return found
 
     def check_pattern_literals(self) -> None:
         """A literal a pattern holds a property to that is not of the property's rdfs:range

@@ -17,14 +17,16 @@ from typing import cast
 from rdflib import OWL, RDF, RDFS, SH, Literal, URIRef
 from rdflib.term import Node
 
-from ._builder_base import LOCAL_NAME
+from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
 from ._datatypes import DATATYPES, literal_datatype, range_refusing, turtle_term
 from ._listed_values import Refusal, refused_members
+from ._near_names import near_individual
 from ._shacl import deactivated, list_members
 from ._shape_slips import unmet
 from ._term_checks import TermChecks
 from ._term_kinds import range_class
 from ._terms import split_iri
+from ._vocab import NS
 
 __all__ = ["ValueListChecks"]
 
@@ -67,6 +69,7 @@ class ValueListChecks(TermChecks):
         or when the shape is inside ``sh:or``, ``sh:xone`` or ``sh:not``: a node may fail it
         and still conform (:func:`._shape_slips.unmet`)."""
         for holder, items in sorted(self.g.subject_objects(SH["in"]), key=str):
+            self.check_listed_slips(holder, items)
             wrong = self.wrong_listed(holder)
             if wrong is None or not wrong.every:
                 self.check_listed_refused(holder, items, wrong.values if wrong else ())
@@ -87,6 +90,45 @@ class ValueListChecks(TermChecks):
                 ),
                 wrong.hint,
                 at=(holder, SH["in"], items),
+            )
+
+    def check_listed_slips(self, holder: Node, items: Node) -> None:
+        """A member of ``holder``'s ``sh:in`` that nothing loaded says anything of, beside an
+        individual the files declare of a near name (``sh:in ( :Approved :Rejectd )`` where the
+        ontology declares ``:Rejected a :Decision``): the list allows a node no one writes,
+        and refuses the one meant, so the gate rejected every result landing ``:Rejected``,
+        after its tool had acted — or, for a value a tool returns, at run time only. A warning
+        kept by term (:meth:`~._term_checks.TermChecks.undeclared`): a world that holds the
+        member drops it."""
+        g = self.g
+        if (items, RDF.first, None) not in g or deactivated(g, holder):
+            return
+        listed = list_members(g, items)
+        for member in listed:
+            if (
+                not isinstance(member, URIRef)
+                or str(member).startswith((*STANDARD_NAMESPACES, NS))
+                or (member, None, None) in g  # declared, or described: the files' own
+                or any(p != RDF.first for p in g.predicates(None, member))
+            ):
+                continue
+            near = near_individual(member, self.declared_individuals)
+            if near is None or near in listed:
+                continue
+            shown = " ".join(turtle_term(near if m == member else m, self.n) for m in listed)
+            classes = ", ".join(sorted(map(self.n, self.declared_individuals[near])))
+            path = g.value(holder, SH.path)
+            of = f" as a value of {self.n(path)}" if isinstance(path, URIRef) else ""
+            self.undeclared(
+                member,
+                holder,
+                f"sh:in lists {self.n(member)}, which nothing loaded declares, though the "
+                f"files declare {self.n(near)} (a {classes}): unless the world holds "
+                f"{self.n(member)}, {self.n(near)}{of} breaks the shape, and the gate rejects "
+                "the result of every tool that writes it, after the tool has acted",
+                [],  # the near name is said here, with the list to write
+                at=(holder, SH["in"], items),
+                fix=f"did you mean {self.n(near)}? write sh:in ( {shown} )",
             )
 
     def check_listed_refused(self, holder: Node, items: Node, told: tuple[Node, ...]) -> None:
