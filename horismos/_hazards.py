@@ -172,7 +172,8 @@ def hazards(
     """Every hazard of the built definitions, for the loader to word and locate; each kind is
     found by a function of its own, named in the module's docstring. ``widen`` is what
     :func:`endless_loops` takes; ``shut_once_done``, whether a step's own guard forbids what
-    its tool surely writes on the focus (:func:`._tripped_guards.shut_once_done`), which
+    its tool surely writes on the focus, or on each item of a ``horis:forEach``
+    (:func:`._tripped_guards.shut_once_done`), which
     reads guards with what this module's callers build on it."""
     for tool in tools.values():
         if tool.retries and not tool.idempotent:

@@ -161,9 +161,36 @@ def shut_once_done(step: ActionStep) -> bool:
     surely writes there: once its call has succeeded on a focus, the step never runs on it
     again, however the flow comes back. A loop through it calls its tool once, then stops
     there blocked (what :func:`tripped_guards` words), so the warning that the tool is
-    called each time round does not apply."""
+    called each time round does not apply. So does a guard of the node the tool writes on
+    when that is not the focus (:func:`_shut_for_each_subject`)."""
     writes = surely_writes(step)
-    return bool(writes) and any(g.forbidden & writes for g in _guards(step, str))
+    if writes and any(g.forbidden & writes for g in _guards(step, str)):
+        return True
+    return _shut_for_each_subject(step)
+
+
+def _shut_for_each_subject(step: ActionStep) -> bool:
+    """Whether ``step``'s guard forbids, of the node its tool writes on (the effect's
+    subject, whatever variable gives it: ``?line`` of a ``horis:forEach`` over an order's
+    lines), a property every successful call lands there: ``FILTER NOT EXISTS { ?line
+    :reservationId ?r }`` beside an effect asserting ``:reservationId`` on ``"line"``. A call
+    that succeeded on a node shuts the step for that node ever after, so a loop back through
+    the step calls its tool only for nodes not yet done — never twice for one — and the
+    warning that each time round calls it again was false. Not for a tool that commits
+    through an adapter, whose writes cannot be told."""
+    tool = step.tool
+    effect = tool.effect if tool is not None else None
+    if tool is None or effect is None or not effect.subject or tool.adapter is not None:
+        return False
+    writes = {a.property for a in effect.asserts if not a.optional}
+    on = step.var_for(effect.subject)
+    forbidden: set[URIRef] = set()
+    if step.requires is not None:
+        forbidden |= _forbidden(step.requires, {"this"}).get(on, set())
+    if tool.requires is not None:
+        given = {a.name for a in tool.args}
+        forbidden |= _forbidden(tool.requires, given).get(effect.subject, set())
+    return bool(writes & forbidden)
 
 
 def _first_pass(guard: _Guard, found: _Tripped, name: Callable[[Node], str]) -> Hazard:
