@@ -2,7 +2,9 @@
 
 Each file's prefixes are its own, so a workflow that binds ``:`` to ``<…/ehr/>`` while the
 ontology binds it to ``<…/ehr#>`` (or a file that declares ``:`` a second time) names, with
-every ``:Patient`` it writes, a term nothing loaded declares. Each such term was its own
+every ``:Patient`` it writes, a term nothing loaded declares. So does a file writing
+``ex:Patient`` over ``<…/ehr/>`` where the ontology binds ``:`` to ``<…/ehr#>``: the prefix's
+name differs, the slip is the same. Each such term was its own
 "declared by no loaded ontology" warning — a dozen for one slip, none naming it, the run
 refusing every call. Here the slip is said once, at the ``@prefix`` line that makes it, with
 both namespaces and the file that declares the terms; the warnings it explains are folded in.
@@ -47,9 +49,14 @@ def prefix_clashes(
     declared_at = [_declarations(f) for f in files]
     bound = [_bound(f, lines) for f, lines in zip(files, declared_at, strict=True)]
     binders: dict[str, list[tuple[ParsedFile, str]]] = {}
+    spaces: dict[str, list[tuple[ParsedFile, str]]] = {}  # each namespace, who binds it, as what
     for f, prefixes in zip(files, bound, strict=True):
         for prefix, ns in prefixes.items():
             binders.setdefault(prefix, []).append((f, ns))
+            spaces.setdefault(ns, []).append((f, prefix))
+    spellings: dict[str, set[str]] = {}  # the namespaces bound, by what their spellings share
+    for space in spaces:
+        spellings.setdefault(_bare(space), set()).add(space)
     # where a term's warnings are is where it is written: a pattern's terms are in its text,
     # which no graph of the file holds
     written_in: dict[str, list[URIRef]] = {}
@@ -67,7 +74,24 @@ def prefix_clashes(
             if not earlier and not mine:
                 continue  # declared once, and no term of it is lost: nothing to say
             others = [(o, space) for o, space in binders[prefix] if o is not f and space != ns]
-            alternatives = [space for _, space in earlier] + [space for _, space in others]
+            # another file's spelling of this namespace under a prefix of its own (ex: over
+            # <…/pharmacy/> here, : over <…/pharmacy#> there): the same slip, said as once
+            near = (
+                [
+                    (o, space, p)
+                    for space in sorted(spellings.get(_bare(ns), ()))
+                    if space != ns
+                    for o, p in spaces[space]
+                    if o is not f and p != prefix
+                ]
+                if mine
+                else []
+            )
+            alternatives = (
+                [space for _, space in earlier]
+                + [space for _, space in others]
+                + [space for _, space, _ in near]
+            )
             best, hits = "", list[URIRef]()
             for space in dict.fromkeys(alternatives):
                 found = [t for t in mine if URIRef(space + str(t)[len(ns) :]) in declared]
@@ -89,13 +113,22 @@ def prefix_clashes(
                     f"remove this @prefix and keep @prefix {prefix}: <{first}> ., or give "
                     f"<{ns}> a prefix of its own"
                 )
-            else:
-                other = next(o for o, space in others if space == best)
+            elif (other := next((o for o, space in others if space == best), None)) is not None:
                 message = (
                     f"the prefix {prefix}: means <{ns}> in this file but <{best}> in "
                     f"{other.path.name}" + lost
                 )
                 hint = f"write @prefix {prefix}: <{best}> . as {other.path.name} does"
+            else:
+                other, theirs = next((o, p) for o, space, p in near if space == best)
+                message = (
+                    f"the prefix {prefix}: means <{ns}> in this file, where {other.path.name} "
+                    f"binds {theirs}: to <{best}>" + lost
+                )
+                hint = (
+                    f"write @prefix {prefix}: <{best}> . (the namespace {other.path.name} "
+                    f"binds {theirs}: to)"
+                )
             problem = Problem("warning", message, file=str(f.path), line=line, hint=hint)
             out.append(PrefixClash(problem, frozenset(hits)))
     return out
@@ -111,8 +144,9 @@ def _lost(sources: Sources, prefix: str, ns: str, best: str, hits: list[URIRef])
     return (
         f"; {shown} {'is' if len(names) == 1 else 'are'} declared under <{best}>"
         + (f" (in {where[0].path.name})" if where else "")
-        + ", so as written here they name nothing loaded declares and every check or call "
-        "that uses them finds nothing"
+        + f", so as written here {'it names' if len(names) == 1 else 'they name'} nothing "
+        f"loaded declares and every check or call that uses {'it' if len(names) == 1 else 'them'}"
+        " finds nothing"
     )
 
 

@@ -11,6 +11,7 @@ as in a pattern, since world data may use it (``validate --world`` then drops it
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -823,6 +824,39 @@ def test_the_ontologys_prefix_bound_elsewhere_is_said_where_the_workflow_uses_it
     p = the_one(problems(TRIAGE[0], TRIAGE, ontology), "warning")
     assert (p.file, p.line) == (str(TRIAGE[0]), 1), str(p)
     assert p.hint == "write @prefix : <http://example.org/ehr/> . as ehr.ttl does"
+
+
+def test_a_prefix_of_another_name_over_a_near_namespace_is_one_warning(tmp_path: Path) -> None:
+    """A workflow writing ``ex:`` over ``<http://example.org/ehr/>`` where the ontology binds
+    ``:`` to ``<…/ehr#>``: each of its terms was its own "declared by no loaded ontology"
+    warning (one per term, none naming the prefix), where ``:`` bound the same way gave one.
+    Now it is one warning at the ``@prefix`` line, naming both namespaces and the file."""
+    text = TRIAGE[0].read_text(encoding="utf-8")
+    text = text.replace("@prefix :      <http://example.org/ehr#> .",
+                        "@prefix ex:    <http://example.org/ehr/> .")
+    text = re.sub(r"(?<![\w:>]):(?=[A-Za-z])", "ex:", text)
+    path = tmp_path / TRIAGE[0].name
+    path.write_text(text, encoding="utf-8")
+    p = the_one(problems(path, TRIAGE), "warning")
+    assert (p.file, p.line) == (str(path), 1), str(p)
+    assert p.message.startswith(
+        "the prefix ex: means <http://example.org/ehr/> in this file, where ehr.ttl binds : to "
+        "<http://example.org/ehr#>; ex:"), str(p)
+    assert "they name nothing loaded declares" in p.message, str(p)
+    assert p.hint == ("write @prefix ex: <http://example.org/ehr#> . (the namespace ehr.ttl "
+                      "binds : to)")
+
+
+def test_one_term_lost_to_a_prefix_is_said_in_the_singular(tmp_path: Path) -> None:
+    path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient",
+                     "horis:focusType ex:Patient")
+    text = path.read_text(encoding="utf-8")
+    path.write_text("@prefix ex: <http://example.org/ehr/> .\n" + text, encoding="utf-8")
+    found = [p for p in problems(path, TRIAGE) if "the prefix ex:" in p.message]
+    assert len(found) == 1, "\n".join(map(str, problems(path, TRIAGE)))
+    assert "ex:Patient is declared under <http://example.org/ehr#> (in ehr.ttl), so as "
+    "written here it names nothing loaded declares and every check or call that uses it " in (
+        found[0].message), str(found[0])
 
 
 def test_among_many_files_binding_a_prefix_the_one_declaring_the_terms_is_named(
