@@ -84,7 +84,11 @@ def prefix_clashes(
                     for o, p in spaces[space]
                     if o is not f and p != prefix
                 ]
+                # a prefix the file writes, of a domain's namespace: a standard one misspelt
+                # is misbound's error, and rdflib's own names (xsd1:) no file wrote
                 if mine
+                and any(p == prefix for _, p, _ in declarations)
+                and _bare(ns) not in _STANDARD_BARE
                 else []
             )
             alternatives = (
@@ -243,6 +247,11 @@ def _bare(ns: str) -> str:
     """A namespace without its scheme and its closing ``#`` or ``/``: what two spellings of
     one namespace share."""
     return ns.removeprefix("https://").removeprefix("http://").rstrip("#/")
+
+
+_STANDARD_BARE = {_bare(s) for s in [*_STANDARD, "https://w3id.org/horismos#"]}
+"""The standard namespaces as their misspellings share them: a near miss of one is said as
+that (:func:`misbound`, ``check_namespaces``), not as a domain's prefix clash."""
 
 
 def _declarations(f: ParsedFile) -> list[tuple[int, str, str]]:
