@@ -150,6 +150,26 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 )
             near = nearest_variable(var, sorted(given))
             meant = f"did you mean ?{near}? " if near else ""
+            chosen = _untaken_choice(defs, step, carried.get(step.iri, set()))
+            if chosen is not None and (near is None or near == chosen[0]):
+                # the option a proposal chose reaches this step and no argument takes it:
+                # what the argument was meant to be given, not a variable to go and bind
+                choice, by = chosen
+                hint = (
+                    f"{meant}the option {by} chooses reaches this step as ?{choice} "
+                    f'(horis:as "{choice}"), and no argument takes it: write horis:bind '
+                    f'[ horis:arg "{arg.name}" ; horis:var "{choice}" ]'
+                )
+                found.append(
+                    defs.sources.problem(
+                        "error",
+                        step.iri,
+                        f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
+                        hint,
+                        at=at,
+                    )
+                )
+                continue
             # a name no SPARQL variable can have ("queue-level") is given by horis:bind only
             use = (
                 f"use ?{var} in a triple pattern of the step's horis:requires, bind "
@@ -167,6 +187,25 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 )
             )
     return found
+
+
+def _untaken_choice(
+    defs: Definitions, step: ActionStep, carried: set[str]
+) -> tuple[str, str] | None:
+    """The one option a proposal chose that reaches ``step`` (``carried``) and that no
+    argument of its tool is given, with the proposals that choose it (``:ProposeFlight``);
+    None when there is none, or several to choose from."""
+    taken = {step.var_for(a.name) for a in step.tool.args} if step.tool is not None else set()
+    untaken = sorted(carried - taken)
+    if len(untaken) != 1:
+        return None
+    (choice,) = untaken
+    by = sorted(
+        defs.name(p.iri)
+        for p in defs.steps.values()
+        if isinstance(p, ProposalStep) and p.as_var == choice
+    )
+    return choice, " and ".join(by)
 
 
 def binding_problems(

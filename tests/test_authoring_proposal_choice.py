@@ -1,0 +1,49 @@
+"""A proposal's choice misnamed in the ``horis:bind`` of the step it leads to: the rebooking
+proposal chooses ``?option`` (``horis:as "option"``) and the rebooking step binds its flight
+from ``horis:var "choice"``, or binds nothing and expects ``?flight``. The error said to use
+``?choice`` (or ``?flight``) in a triple pattern — a variable the pattern would then bind to
+any flight, not the one chosen. It now names the option the proposal chose and the
+``horis:bind`` that takes it; a spelling near the choice leads with the did-you-mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from forked import horismos_forked
+from workflow_edits import REBOOKING, edited
+
+BIND = '[ horis:arg "flight" ; horis:var "option" ]'
+TAKE = (
+    'the option :ProposeFlight chooses reaches this step as ?option (horis:as "option"), and '
+    'no argument takes it: write horis:bind [ horis:arg "flight" ; horis:var "option" ]'
+)
+
+
+def _error(tmp_path: Path, new: str) -> str:
+    path, _ = edited(tmp_path, REBOOKING, BIND, new)
+    out = horismos_forked(tmp_path, "validate", str(path), str(REBOOKING[1])).stdout
+    (line,) = [s for s in out.splitlines() if ": error: " in s]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("var", "meant"),
+    [("choice", ""), ("optoin", "did you mean ?option? ")],
+)
+def test_a_choice_misnamed_in_horis_bind_is_told_the_choice(
+    tmp_path: Path, var: str, meant: str
+) -> None:
+    said = _error(tmp_path, f'[ horis:arg "flight" ; horis:var "{var}" ]')
+    assert said.endswith(
+        f'argument "flight" of airline.rebook is required, but horis:bind names ?{var}, which '
+        f"nothing binds — {meant}{TAKE}"
+    ), said
+
+
+def test_a_choice_never_bound_is_told_the_bind_that_takes_it(tmp_path: Path) -> None:
+    said = _error(tmp_path, '[ horis:arg "booking" ; horis:var "this" ]')
+    assert said.endswith(
+        'argument "flight" of airline.rebook is required, but no pattern variable ?flight and '
+        f"no horis:bind give it — {TAKE}"
+    ), said
