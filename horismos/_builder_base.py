@@ -113,6 +113,27 @@ class BuilderBase:
         horis:when and horis:otherwise when it is typed a decision step by mistake
         (:attr:`mistyped`)."""
 
+    def for_each_hint(self, v: Node) -> str:
+        """What to write for a ``horis:forEach`` naming what to go over (``horis:forEach
+        :hasLine``, ``"?line"``, a pattern): it takes only ``true``, and the items are the
+        solutions of the step's ``horis:requires`` — the list, variable or query belongs
+        there."""
+        text, which = str(v).strip(), ""
+        if isinstance(v, URIRef):
+            items = f"?this {self.n(v)} ?item"
+        elif re.fullmatch(r"\??[A-Za-z_]\w*", text):
+            items = f"?this :p ?{text.lstrip('?')}"
+            which = ", :p the property that holds them"
+        elif "?" in text:
+            items = " ".join(text.split()).rstrip(" .")
+        else:
+            return "write horis:forEach true or horis:forEach false, without quotes"
+        return (
+            "horis:forEach takes true or false, and with true the tool is called once per "
+            "solution of the step's horis:requires: name the items there "
+            f'(horis:requires "{items} ."{which}) and write horis:forEach true'
+        )
+
     @cached_property
     def definition_nodes(self) -> frozenset[Node]:
         """The tools, workflows and steps the files declare (typed in the ``horis:``
@@ -223,7 +244,9 @@ class BuilderBase:
                     s,
                     f"{self.n(p)} must be true or false, not "
                     + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
-                    f"write {self.n(p)} true or {self.n(p)} false, without quotes",
+                    self.for_each_hint(v)
+                    if p == HORIS.forEach
+                    else f"write {self.n(p)} true or {self.n(p)} false, without quotes",
                     at=(s, p, v),
                 )
                 continue

@@ -30,6 +30,7 @@ from ._definitions_digest import RDFC_DIGEST, definitions_digest, legacy_definit
 from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
+from ._for_each_items import ForEachItems
 from ._hazards import endless_loops, hazards
 from ._held_waits import held_waits, written_before
 from ._individuals import individuals
@@ -91,7 +92,13 @@ def _collector_paused() -> Iterator[None]:
 
 
 class _Builder(
-    PatternChecks, PatternValueChecks, FocusChecks, WorkflowBuilding, ToolBuilding, TypedTermChecks
+    PatternChecks,
+    PatternValueChecks,
+    FocusChecks,
+    ForEachItems,
+    WorkflowBuilding,
+    ToolBuilding,
+    TypedTermChecks,
 ):
     """The loader: every part of checking and modelling composed, run in the order
     :meth:`build` gives, so the problems come in the same order whatever part finds them."""
@@ -165,6 +172,7 @@ class _Builder(
         self.check_argument_classes()
         self.check_defined_focus_types()
         self.check_for_each_subjects()
+        self.check_for_each_items(self.entailed_from)
         self.check_shacl_terms()
         self.check_closed_terms()
         self.check_range_kinds()

@@ -51,10 +51,11 @@ class Definitions:
     after the tool has acted, so ``run`` refuses before any tool is called."""
     unwritten: dict[URIRef, list[Problem]] = field(default_factory=dict)
     """Properties a domain shape requires of the nodes some step's tool lands, that the files
-    declare but no tool's effect writes, each with the warning to give beside a world that
-    holds no statement of it. Only a warning, and only then: a declared property is what
-    world data and other systems (an import, an operator's answer to a wait) bring, between
-    runs and between steps."""
+    declare but no tool's effect writes, and those a ``horis:forEach`` step's pattern reaches
+    its items through that nothing loaded writes or states (:mod:`._for_each_items`), each
+    with the warning to give beside a world that holds no statement of it. Only a warning,
+    and only then: a declared property is what world data and other systems (an import, an
+    operator's answer to a wait) bring, between runs and between steps."""
     own_writes: dict[URIRef, list[Problem]] = field(default_factory=dict)
     """Properties a step's pattern requires of the node its tool writes, that only that
     tool writes (:mod:`._own_writes`), each with its warning: kept among the warnings, and
