@@ -35,7 +35,7 @@ from ._hazards import endless_loops, hazards
 from ._held_waits import held_waits, written_before
 from ._individuals import individuals
 from ._model import ActionStep, Rule, Step
-from ._near_names import closest_term, nearest_variable
+from ._near_names import closest_term, nearest_variable, slip_distance
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
 from ._read_sources import read_sources
@@ -218,13 +218,24 @@ class _Builder(
                 if how == "next":
                     if _misspelt_choice(target, proposal.as_var, self.defs.steps):
                         continue  # the unbound argument's error names the choice meant
+                    slips = _choice_slips(target, proposal.as_var, self.defs.steps)
                     self.warn(
                         proposal.iri,
                         f"horis:next {self.n(target)} never reads {var}, the option this "
                         "proposal chooses: the choice is dropped, and the step acts on whatever "
-                        "its own pattern binds",
-                        f"read {var} in {self.n(target)}: in its horis:requires, or horis:bind "
-                        f'[ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
+                        "its own pattern binds"
+                        + (
+                            f"; it reads {', '.join(f'?{v}' for v in slips)} instead, which "
+                            "its own pattern binds to any node it allows"
+                            if slips
+                            else ""
+                        ),
+                        f"did you mean {var}? write {var} for "
+                        + ", ".join(f"?{v}" for v in slips)
+                        + f" wherever {self.n(target)} names it"
+                        if slips
+                        else f"read {var} in {self.n(target)}: in its horis:requires, or "
+                        f'horis:bind [ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
                         at=(proposal.iri, pred, target),
                     )
                     continue
@@ -372,6 +383,21 @@ def _misspelt_choice(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) 
     return any(
         var not in bound | {"this", chosen} and nearest_variable(var, [chosen]) == chosen
         for var in (step.var_for(a.name) for a in step.tool.args)
+    )
+
+
+def _choice_slips(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) -> list[str]:
+    """The variables ``target`` reads that are most likely the proposal's ``?chosen``
+    misspelt, where its own pattern binds them (``?optoin`` in its horis:requires and its
+    horis:bind, for ``?option``): no argument is left unbound, so no error names the
+    choice, and the step acts on any node the slip matches."""
+    step = steps.get(target)
+    if not isinstance(step, ActionStep) or step.requires is None:
+        return []
+    # one slip (a letter left out, added, changed, two swapped, a case): a name merely
+    # beginning like it (?o, ?opt) is another variable
+    return sorted(
+        v for v in step.requires.binds - {"this", chosen} if slip_distance(v, chosen) <= 1
     )
 
 

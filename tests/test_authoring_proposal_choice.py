@@ -47,3 +47,28 @@ def test_a_choice_never_bound_is_told_the_bind_that_takes_it(tmp_path: Path) -> 
         'argument "flight" of airline.rebook is required, but no pattern variable ?flight and '
         f"no horis:bind give it — {TAKE}"
     ), said
+
+
+def test_a_choice_misspelt_alike_in_pattern_and_bind_is_told_the_slip(tmp_path: Path) -> None:
+    """``?optoin`` in the step's pattern and its ``horis:bind``: no argument is unbound, so no
+    error, and the step rebooks onto any flight the pattern allows. The warning that the
+    choice is dropped said to read ``?option``, not that ``?optoin`` was it misspelt."""
+    text = REBOOKING[0].read_text(encoding="utf-8")
+    assert text.count("?option :operatedBy") == 1 and text.count(BIND) == 1
+    path = tmp_path / REBOOKING[0].name
+    path.write_text(
+        text.replace("?option :operatedBy", "?optoin :operatedBy").replace(
+            BIND, '[ horis:arg "flight" ; horis:var "optoin" ]'
+        ),
+        encoding="utf-8",
+    )
+    out = horismos_forked(tmp_path, "validate", str(path), str(REBOOKING[1])).stdout
+    said = [s for s in out.splitlines() if ": warning: " in s or ": error: " in s]
+    assert len(said) == 1, said
+    assert said[0].endswith(
+        "warning: :ProposeFlight: horis:next :RebookOnProposal never reads ?option, the option "
+        "this proposal chooses: the choice is dropped, and the step acts on whatever its own "
+        "pattern binds; it reads ?optoin instead, which its own pattern binds to any node it "
+        "allows — did you mean ?option? write ?option for ?optoin wherever :RebookOnProposal "
+        "names it"
+    ), said
