@@ -13,7 +13,7 @@ both namespaces and the file that declares the terms; the warnings it explains a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from rdflib import URIRef
@@ -35,13 +35,19 @@ class PrefixClash:
 
 
 def prefix_clashes(
-    sources: Sources, undeclared: Mapping[URIRef, list[Problem]], declared: set[URIRef]
+    sources: Sources,
+    undeclared: Mapping[URIRef, list[Problem]],
+    declared: set[URIRef],
+    typed: Set[URIRef] = frozenset(),
 ) -> list[PrefixClash]:
     """For each file and prefix whose namespace gives terms nothing declares, where the same
     local names are declared under another namespace the prefix is bound to — by another
     loaded file, or earlier in the same file — one warning at the file's ``@prefix`` line.
     ``undeclared``: each term nothing loaded declares, and the warnings saying so.
-    A file that declares a prefix twice is warned of it even when no term is lost yet."""
+    A file that declares a prefix twice is warned of it even when no term is lost yet.
+    ``typed``: the terms some file types (``rdf:type``): over a near spelling of a namespace
+    another file declares terms in, the file's own terms nothing types are lost too, though
+    another file misbound alike uses them (and so none is undeclared)."""
     # Each file's @prefix lines, its prefixes, and which files bind each prefix (in the files'
     # order) are read once: read again for each prefix of each other file, they made a
     # project of a few hundred files take minutes.
@@ -66,8 +72,26 @@ def prefix_clashes(
     out: list[PrefixClash] = []
     for f, declarations, prefixes in zip(files, declared_at, bound, strict=True):
         written = written_in.get(str(f.path), [])
+        named_here: set[URIRef] | None = None  # the file's IRIs, read once if needed
         for prefix, ns in sorted(prefixes.items()):
             mine = [t for t in written if str(t).startswith(ns) and len(str(t)) > len(ns)]
+            # a prefix the file writes, of a domain's namespace another spelling of which is
+            # bound too: a standard one misspelt is misbound's error, and rdflib's own names
+            # (xsd1:) no file wrote
+            respelt = (
+                any(p == prefix for _, p, _ in declarations)
+                and _bare(ns) not in _STANDARD_BARE
+                and len(spellings.get(_bare(ns), ())) > 1
+            )
+            if respelt:
+                if named_here is None:
+                    named_here = {t for triple in f.graph for t in triple if isinstance(t, URIRef)}
+                own = {
+                    t
+                    for t in named_here
+                    if str(t).startswith(ns) and len(str(t)) > len(ns) and t not in typed
+                }
+                mine = sorted({*mine, *own}, key=str)
             earlier = [
                 (line, other) for line, p, other in declarations if p == prefix and other != ns
             ]
@@ -84,11 +108,7 @@ def prefix_clashes(
                     for o, p in spaces[space]
                     if o is not f and p != prefix
                 ]
-                # a prefix the file writes, of a domain's namespace: a standard one misspelt
-                # is misbound's error, and rdflib's own names (xsd1:) no file wrote
-                if mine
-                and any(p == prefix for _, p, _ in declarations)
-                and _bare(ns) not in _STANDARD_BARE
+                if mine and respelt
                 else []
             )
             alternatives = (

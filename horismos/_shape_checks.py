@@ -763,13 +763,22 @@ class ShapeChecks(ValueListChecks):
         under each term, so ``validate --world`` drops it when the world does use the
         namespace."""
         misses = {(p.file, p.line): p for p in (m.problem for m in self.near_misses)}
-        for clash in prefix_clashes(self.src, self.defs.undeclared, declared):
-            folded = {id(p) for t in clash.terms for p in self.defs.undeclared[t]}
+        typed = {t for t in self.g.subjects(RDF.type, None) if isinstance(t, URIRef)}
+        clashes: set[int] = set()  # a term two files lose is the clash of each: both said
+        for clash in prefix_clashes(self.src, self.defs.undeclared, declared, typed):
+            folded = {
+                id(p)
+                for t in clash.terms
+                for p in self.defs.undeclared.get(t, ())
+                if id(p) not in clashes
+            }
             self.problems = [p for p in self.problems if id(p) not in folded]
             # a standard namespace misspelt is said once, as that, at the same @prefix
             said = misses.get((clash.problem.file, clash.problem.line), clash.problem)
+            clashes.add(id(said))
             for t in clash.terms:
-                self.defs.undeclared[t] = [said]
+                kept = [p for p in self.defs.undeclared.get(t, ()) if id(p) in clashes]
+                self.defs.undeclared[t] = kept if id(said) in map(id, kept) else [*kept, said]
             if said is clash.problem:
                 self.problems.append(said)
         self.problems.extend(misses.values())

@@ -859,6 +859,29 @@ def test_one_term_lost_to_a_prefix_is_said_in_the_singular(tmp_path: Path) -> No
         found[0].message), str(found[0])
 
 
+def test_each_file_misbinding_a_prefix_alike_is_warned_at_its_own_line(tmp_path: Path) -> None:
+    """The workflow and the tools each bind ``:`` to ``<http://example.org/ehr/>``, the
+    ontology to ``<…/ehr#>``. Each file names the other's terms, so none was "undeclared": the
+    tools file was said nothing, and the one warning there was, of the workflow, was folded
+    away by any other clash losing the same term. Each file now has its warning, at its own
+    ``@prefix`` line, naming the terms it loses."""
+    text = TRIAGE[0].read_text(encoding="utf-8").replace(
+        "<http://example.org/ehr#>", "<http://example.org/ehr/>")
+    cut = text.index("# The workflow")
+    head = text[: text.index("# Tools")]
+    tools, workflow = tmp_path / "tools.ttl", tmp_path / "workflow.ttl"
+    tools.write_text(text[:cut], encoding="utf-8")
+    workflow.write_text(head + text[cut:], encoding="utf-8")
+    found = load_definitions([tools, workflow, TRIAGE[1]]).warnings
+    clashes = sorted((p for p in found if "the prefix :" in p.message), key=lambda p: p.file)
+    assert [(p.file, p.line) for p in clashes] == [(str(tools), 1), (str(workflow), 1)], (
+        "\n".join(map(str, found)))
+    for p in clashes:
+        assert p.message.startswith("the prefix : means <http://example.org/ehr/> in this file "
+                                    "but <http://example.org/ehr#> in ehr.ttl; "), str(p)
+    assert ":Patient" in clashes[0].message and ":Nurse" in clashes[0].message, str(clashes[0])
+
+
 def test_among_many_files_binding_a_prefix_the_one_declaring_the_terms_is_named(
         tmp_path: Path) -> None:
     """In a project every file of which binds ``:`` to a namespace of its own, a workflow that
