@@ -112,7 +112,7 @@ def returned_value_problems(
             )
             if shapes:
                 refused.setdefault(a.property, []).append((r, _said(v), shapes[0]))
-        for key, before, after in r.formats:
+        for key, before, after, shown in r.formats:
             a = effect.assertion(key, defs.expand)
             if a is None or (a.property in refused and refused[a.property][-1][0] is r):
                 continue
@@ -124,7 +124,7 @@ def returned_value_problems(
                 defs, tool, a, subject.type, targets, (before, after)
             ):
                 said = f'shape {defs.name(shape)} requires sh:pattern "{pattern}", which {why}'
-                refused.setdefault(a.property, []).append((r, f'f"{before}{{…}}{after}"', said))
+                refused.setdefault(a.property, []).append((r, shown, said))
                 break
     problems = []
     for prop, hits in sorted(refused.items(), key=lambda kv: str(kv[0])):

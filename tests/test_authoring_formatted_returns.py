@@ -76,3 +76,42 @@ def test_no_alarm_where_the_fixed_text_may_match(tmp_path: Path, returns: str, o
     (tmp_path / "onto.ttl").write_text(onto, encoding="utf-8")
     p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
     assert p.returncode == 0 and "warning" not in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize(("returns", "shown"), [
+    pytest.param('return {"paymentRef": "PAYMENT-%06d" % next(_refs)}', '"PAYMENT-%06d" % …',
+                 id="percent"),
+    pytest.param('return {"paymentRef": "PAYMENT-{:06d}".format(next(_refs))}',
+                 '"PAYMENT-{:06d}".format(…)', id="format"),
+    pytest.param('return {"paymentRef": "PAYMENT-" + str(next(_refs)).zfill(6)}',
+                 '"PAYMENT-" + …', id="concatenation"),
+])
+def test_a_percent_format_or_concatenation_is_read_as_an_f_string_is(
+        tmp_path: Path, returns: str, shown: str) -> None:
+    """``"PAYMENT-%06d" % n`` is the same refused reference as ``f"PAYMENT-{n:06d}"``: it
+    validated, and the payout acted before the gate refused its answer."""
+    line = _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f'claims.ttl:{BINDING_LINE}: error: :claims.pay_out: binding '
+            '"python:claims_client.pay_out" of claims.pay_out: its function returns '
+            f'{shown} for :paymentRef (claims_client.py:{line}), but shape :ClaimShape '
+            'requires sh:pattern "^PAY-[0-9]{6}$", which no text beginning "PAYMENT-" matches'
+            ) in p.stdout, p.stdout
+    run = horismos_forked(tmp_path, "run", *FILES, "--all", timeout=120)
+    assert run.returncode == 2 and not (tmp_path / "called").exists(), run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("returns", [
+    pytest.param('return {"paymentRef": "PAY-%06d" % next(_refs)}', id="percent"),
+    pytest.param('return {"paymentRef": "PAY-{:06d}".format(next(_refs))}', id="format"),
+    pytest.param('return {"paymentRef": "PAY-" + str(next(_refs)).zfill(6)}', id="concat"),
+    pytest.param('return {"paymentRef": "P%%AY-%06d" % next(_refs)}', id="percent-escaped"),
+])
+def test_other_formats_that_agree_are_not_said(tmp_path: Path, returns: str) -> None:
+    _write(tmp_path, returns)
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    if "%%" in returns:  # "P%AY-…": a % the pattern refuses, read as text, not a field
+        assert 'which no text beginning "P%AY-" matches' in p.stdout, p.stdout
+        return
+    assert p.returncode == 0 and "warning" not in p.stdout, p.stdout + p.stderr

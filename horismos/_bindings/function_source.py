@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
+import string
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,9 +56,10 @@ class Returned:
     file: Path
     line: int
     constants: tuple[tuple[str, str | int | float], ...] = ()
-    formats: tuple[tuple[str, str, str], ...] = ()
-    """The values written out as f-strings, by key: the text fixed before the first field and
-    after the last (``f"DEP-{n:04d}"``: ``("DEP-", "")``)."""
+    formats: tuple[tuple[str, str, str, str], ...] = ()
+    """The values written out as text with fields, by key: the text fixed before the first
+    field and after the last, and the value as it is shown (``f"DEP-{n:04d}"``: ``("DEP-",
+    "", 'f"DEP-{…}"')``) — an f-string, a ``%`` format, a ``str.format`` or a ``+`` of text."""
 
     def where(self) -> str:
         return f"{self.file.name}:{self.line}"
@@ -200,21 +203,106 @@ def _named(value: ast.expr | None) -> list[tuple[str, ast.expr]]:
     return []
 
 
-def _formats(value: ast.expr | None) -> tuple[tuple[str, str, str], ...]:
-    """The values of a dict written out that are f-strings with a field, with their keys and
-    the text each fixes before its first field and after its last."""
+def _formats(value: ast.expr | None) -> tuple[tuple[str, str, str, str], ...]:
+    """The values of a dict written out that are text with a field — an f-string, a ``%``
+    format of a string, a string's ``.format(…)``, a ``+`` of a string and anything — with
+    their keys, the text each fixes before its first field and after its last, and how it is
+    shown. Why the other forms: ``"PAYMENT-%06d" % n`` is the same refused reference as
+    ``f"PAYMENT-{n:06d}"``, and the payout acted before the gate refused either."""
     found = []
     for k, v in _named(value):
-        if not isinstance(v, ast.JoinedStr) or not any(
-            isinstance(x, ast.FormattedValue) for x in v.values
-        ):
-            continue
-        parts = v.values
-        head = next(i for i, x in enumerate(parts) if isinstance(x, ast.FormattedValue))
-        tail = max(i for i, x in enumerate(parts) if isinstance(x, ast.FormattedValue))
-        fixed = [x.value if isinstance(x, ast.Constant) else "" for x in parts]
-        found.append((k, "".join(map(str, fixed[:head])), "".join(map(str, fixed[tail + 1 :]))))
+        ends = _text_ends(v)
+        if ends is not None and ends[3]:
+            found.append((k, ends[0], ends[1], ends[2]))
     return tuple(found)
+
+
+_PRINTF = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[a-zA-Z%]")
+
+
+def _printf_parts(text: str) -> list[str | None]:
+    """``text`` as a ``%`` format splits it: plain text, and None for each conversion
+    (``%%`` is plain ``%``)."""
+    parts: list[str | None] = []
+    at = 0
+    for m in _PRINTF.finditer(text):
+        parts.append(text[at : m.start()])
+        parts.append("%" if m.group() == "%%" else None)
+        at = m.end()
+    parts.append(text[at:])
+    return parts
+
+
+def _text_ends(v: ast.expr) -> tuple[str, str, str, bool] | None:
+    """``(text fixed before the first field, after the last, the value as shown, whether it
+    has a field)`` for a value written as text (see :func:`_formats`); None for what is not
+    certainly text."""
+    if isinstance(v, ast.Constant) and isinstance(v.value, str):
+        return v.value, v.value, repr(v.value).replace("'", '"'), False
+    if isinstance(v, ast.JoinedStr):
+        fixed: list[str | None] = [
+            x.value if isinstance(x, ast.Constant) and isinstance(x.value, str) else None
+            for x in v.values
+        ]
+        before, after, field = _fold(fixed)
+        return before, after, f'f"{before}{{…}}{after}"' if field else f'f"{before}"', field
+    if (
+        isinstance(v, ast.BinOp)
+        and isinstance(v.op, ast.Mod)
+        and isinstance(v.left, ast.Constant)
+        and isinstance(v.left.value, str)
+    ):
+        parts = _printf_parts(v.left.value)
+        before, after, field = _fold(parts)
+        return before, after, f'"{v.left.value}" % …', field
+    if (
+        isinstance(v, ast.Call)
+        and isinstance(v.func, ast.Attribute)
+        and v.func.attr == "format"
+        and isinstance(v.func.value, ast.Constant)
+        and isinstance(v.func.value.value, str)
+    ):
+        try:
+            parsed = list(string.Formatter().parse(v.func.value.value))
+        except ValueError:
+            return None
+        pieces: list[str | None] = []
+        for text, name, _spec, _conv in parsed:
+            pieces.append(text)
+            if name is not None:
+                pieces.append(None)
+        before, after, field = _fold(pieces)
+        return before, after, f'"{v.func.value.value}".format(…)', field
+    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        left, right = _text_ends(v.left), _text_ends(v.right)
+        if left is None and right is None:
+            return None  # no text written on either side: it may be a sum of numbers
+        chain: list[str | None] = []
+        for side in (left, right):
+            if side is None:
+                chain.append(None)
+            elif side[3]:
+                chain += [side[0], None, side[1]]
+            else:
+                chain.append(side[0])
+        before, after, field = _fold(chain)
+        return before, after, f'"{before}" + … + "{after}"' if after else f'"{before}" + …', field
+    return None
+
+
+def _fold(parts: list[str | None]) -> tuple[str, str, bool]:
+    """The text before the first field (None) of ``parts`` and after its last, and whether
+    there is a field at all."""
+    if None not in parts:
+        text = "".join(p for p in parts if p is not None)
+        return text, text, False
+    first = parts.index(None)
+    last = len(parts) - 1 - parts[::-1].index(None)
+    return (
+        "".join(p for p in parts[:first] if p is not None),
+        "".join(p for p in parts[last + 1 :] if p is not None),
+        True,
+    )
 
 
 def _constants(value: ast.expr | None) -> tuple[tuple[str, str | int | float], ...]:
