@@ -56,6 +56,12 @@ def ill_typed(value: ox.Literal) -> bool:
 
 
 _BARE = frozenset({XSD.integer, XSD.decimal, XSD.boolean})
+
+_DECIMAL_COMMA = re.compile(r"([+-]?[0-9]+),([0-9]{1,2}|[0-9]{4,})")
+"""A number written with a decimal comma (``"1200,50"``, ``"0,8"``): one comma, no point, and
+not three digits after it (``"1,200"`` is read as a thousands separator). Why: the hint took
+out the comma as a separator, and ``write 120050`` made a claim of 1200.50 a hundred times
+larger."""
 """The datatypes Turtle writes without quotes in the forms matched here."""
 
 
@@ -63,6 +69,14 @@ def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) ->
     """What to write for ``text`` as a literal of ``datatype``: the text without its
     thousands separators or spaces, when that is one, else a literal of the datatype."""
     form = _FORMS.get(ox.NamedNode(str(datatype)))
+    comma = _DECIMAL_COMMA.fullmatch(text.strip())
+    if comma is not None:  # "1200,50": a decimal comma, never a thousands separator
+        if form is None or datatype in _INTEGERS:
+            return f'write a literal of {name(datatype)}, e.g. "…"^^{name(datatype)}'
+        point = f"{comma[1]}.{comma[2]}"
+        if datatype in _BARE:
+            return f"write {point} without quotes (a point, not a comma, before the decimals)"
+        return f'write "{point}"^^{name(datatype)} (a point, not a comma, before the decimals)'
     mended = re.sub(r"[,_\s]", "", text)
     if form is not None and mended != text and form.fullmatch(mended):
         if datatype in _BARE:

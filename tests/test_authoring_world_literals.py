@@ -84,3 +84,18 @@ def test_other_ill_typed_values_are_warnings(tmp_path: Path, written: str, hint:
 ])
 def test_the_lexical_forms_are_xsds(text: str, datatype: object, bad: bool) -> None:
     assert ill_typed(ox.Literal(text, datatype=ox.NamedNode(str(datatype)))) == bad, text
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    ('"1200,50"^^xsd:decimal', "write 1200.50 without quotes (a point, not a comma, before the "
+     "decimals)"),
+    ('"0,8"^^xsd:decimal', "write 0.8 without quotes"),
+    ('"1,5"^^xsd:double', 'write "1.5"^^xsd:double'),
+    ('"1200,50"^^xsd:integer', 'write a literal of xsd:integer, e.g. "…"^^xsd:integer'),
+])
+def test_a_decimal_comma_is_told_to_be_a_point_not_taken_out(
+        tmp_path: Path, written: str, hint: str) -> None:
+    """A claim of ``"1200,50"`` was told ``write 120050``: the comma taken for a thousands
+    separator, and the amount a hundred times larger once the hint was followed."""
+    out = _validate(tmp_path, WORLD + f":c3 a :Claim ; :claimedAmount {written} .\n")
+    assert hint in out and "120050" not in out, out
