@@ -26,6 +26,7 @@ from ._preconditions import (
     RemotePatternError,
     compile_patterns,
 )
+from ._sources import literal_warnings_off
 from ._sparql_brackets import unclosed
 from ._store_syntax import CASTS, rebound, refusal
 from ._vocab import HORIS
@@ -131,7 +132,8 @@ class PatternReading(BuilderBase):
         try:
             written = [str(x) for x in texts]
             ns = self.namespaces(owner, "\n".join(written))
-            compiled = compile_patterns(written, ns)
+            with literal_warnings_off():  # said at its line: check_pattern_datatypes
+                compiled = compile_patterns(written, ns)
             for p in compiled.patterns:
                 if self.store_refuses(
                     owner, holder, pred, f"SELECT * WHERE {{\n{p.text}\n}}", ns, compiled

@@ -20,6 +20,7 @@ from ._model import RANKERS, ActionStep, DecisionStep, ProposalStep, Rule, Step,
 from ._near_names import slip_distance
 from ._preconditions import bound_by, remote_reads
 from ._shipped_vocabulary import STEP_CLASSES, kind_names
+from ._sources import literal_warnings_off
 from ._sparql_parse import prepare_query
 from ._timeouts import parse_timeout, timeout_problem
 from ._vocab import HORIS
@@ -551,7 +552,8 @@ class StepBuilding(PatternReading):
             wrapper = 1
         ns = self.namespaces(s, text)  # parsed with, and given the store with, these
         try:
-            parsed = prepare_query(text, ns)
+            with literal_warnings_off():  # said at its line: check_pattern_datatypes
+                parsed = prepare_query(text, ns)
             remote = remote_reads(parsed)
         except Exception as e:
             why, row = sparql_why((str(e).strip().splitlines() or [type(e).__name__])[0], wrapper)

@@ -31,6 +31,7 @@ from ._term_kinds import (
 from ._terms import split_iri
 from ._values_joins import JoinedValues, joined_values
 from ._vocab import HORIS, NS
+from ._world_lexical import ill_typed_text, well_typed_hint
 
 __all__ = ["PatternValueChecks"]
 
@@ -716,9 +717,28 @@ class PatternValueChecks(PatternReading):
         """A literal of a pattern whose datatype is a typo in XSD's or RDF's namespace
         (``FILTER (?v > "6.0"^^xsd:decmal)``): the world holds no value of it, so the pattern
         never matches it, a FILTER comparing with it is never true, and the rule it guards is
-        never taken. An error, as in a statement (:meth:`check_literals`)."""
+        never taken. An error, as in a statement (:meth:`check_literals`). And one whose text
+        is not of its datatype (``FILTER (?s < "0,8"^^xsd:decimal)``): no value compares with
+        it, so the step it guards never fires — rdflib said so in one line naming neither the
+        file nor the pattern, with Python's exception as its reason."""
         for owner, holder, pred, algebra in self.parsed_patterns():
             literals = algebra_literals(algebra)
+            ill = (x for x in literals if x.datatype and ill_typed_text(str(x), x.datatype))
+            for lit in sorted(ill, key=str):
+                dt = cast(URIRef, lit.datatype)
+                name = self.n(dt)
+                self.at_text(
+                    "error",
+                    rf"[\"']{re.escape(str(lit))}[\"']\^\^",
+                    owner,
+                    f'{self.n(pred)}: {turtle_term(lit, self.n)}: "{lit}" is not a valid {name}, '
+                    f"so it is kept as text, which no value of {name} equals or is ordered "
+                    "with: a FILTER comparing with it is never true, and a triple pattern "
+                    "naming it never matches",
+                    well_typed_hint(str(lit), dt, self.n),
+                    (holder, pred),
+                    also=str(lit),
+                )
             for lit in sorted((x for x in literals if self.unknown_datatype(x.datatype)), key=str):
                 dt = cast(URIRef, lit.datatype)
                 name = self.n(dt)

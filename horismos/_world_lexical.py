@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from rdflib import XSD, URIRef
 from rdflib.term import Node
 
-__all__ = ["ill_typed", "well_typed_hint"]
+__all__ = ["ill_typed", "ill_typed_text", "well_typed_hint"]
 
 _INTEGER = r"[+-]?[0-9]+"
 _DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -53,6 +53,13 @@ def ill_typed(value: ox.Literal) -> bool:
     """Whether ``value``'s text is not of its datatype, for the datatypes judged here."""
     form = _FORMS.get(value.datatype)
     return form is not None and form.fullmatch(value.value) is None
+
+
+def ill_typed_text(text: str, datatype: URIRef) -> bool:
+    """:func:`ill_typed` of an rdflib literal's text and datatype: a pattern's literal, whose
+    ``ill_typed`` rdflib's SPARQL parser leaves unset."""
+    form = _FORMS.get(ox.NamedNode(str(datatype)))
+    return form is not None and form.fullmatch(text) is None
 
 
 _BARE = frozenset({XSD.integer, XSD.decimal, XSD.boolean})

@@ -758,6 +758,37 @@ def test_a_literal_of_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
     assert p.hint == hint
 
 
+@pytest.mark.parametrize(("pair", "old", "new", "node", "opens", "hint"), [
+    pytest.param(LAB, "FILTER (?v > ?limit)", 'FILTER (?v > "6,0"^^xsd:decimal)', ":IsCritical",
+                 'horis:requires: "6,0"^^xsd:decimal: "6,0" is not a valid xsd:decimal, so it is '
+                 "kept as text, which no value of xsd:decimal equals or is ordered with: a FILTER "
+                 "comparing with it is never true",
+                 "write 6.0 without quotes (a point, not a comma, before the decimals)",
+                 id="decimal-comma"),
+    pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .",
+                 '?nurse a :Nurse ; :onDuty "yes"^^xsd:boolean .', ":NotifyNurse",
+                 'horis:requires: "yes"^^xsd:boolean: "yes" is not a valid xsd:boolean',
+                 'write a literal of xsd:boolean, e.g. "…"^^xsd:boolean', id="triple-pattern"),
+    pytest.param(REBOOKING, "?option a :Flight ;",
+                 '?option a :Flight ; :seatsLeft "1 000"^^xsd:integer ;', ":ProposeFlight",
+                 'horis:query: "1 000"^^xsd:integer: "1 000" is not a valid',
+                 "write 1000 without quotes (no thousands separator)", id="candidates"),
+])
+def test_a_literal_of_a_pattern_not_of_its_datatype_is_an_error_at_its_line(
+        tmp_path: Path, pair: tuple[Path, Path], old: str, new: str, node: str, opens: str,
+        hint: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``FILTER (?s < "0,8"^^xsd:decimal)`` guarding a payout was never true, and every claim
+    was blocked at it; ``validate`` said "valid" under rdflib's one line naming neither file
+    nor pattern (``an ill-typed literal … is kept as text: [<class
+    'decimal.ConversionSyntax'>]``)."""
+    path, line = edited(tmp_path, pair, old, new)
+    p = the_error(problems(path, pair))
+    assert (p.file, p.line, p.node) == (str(path), line, node), p
+    assert p.message.startswith(opens), p.message
+    assert p.hint == hint
+    assert "ConversionSyntax" not in capsys.readouterr().err
+
+
 def test_a_literal_of_a_misspelt_datatype_in_an_ontology_is_an_error_at_its_line(
         tmp_path: Path) -> None:
     ontology = tmp_path / LAB[1].name
