@@ -30,6 +30,7 @@ import pyoxigraph as ox
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._closed_world import ClosedSeen
 from ._datatypes import NUMERIC, is_datatype, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import Problem
@@ -84,10 +85,11 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     found: list[Problem] = []
     ranges = _ranges(defs)
     seen = IndividualsSeen.of(defs)
+    closed = ClosedSeen.of(defs)
     files = expand_paths(paths, RDF_SUFFIXES)
     for path in files:
         found += _file_problems(
-            path, spaces, named, classes, properties, ranges, seen, term_name=defs.name
+            path, spaces, named, classes, properties, ranges, seen, closed, term_name=defs.name
         )
     return found + seen.problems(files, named, defs.name, _first_lines, _written)
 
@@ -160,6 +162,7 @@ def _file_problems(
     properties: set[str],
     ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
     seen: IndividualsSeen,
+    closed: ClosedSeen,
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -176,6 +179,7 @@ def _file_problems(
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
+        closed.see(quad, path)
         if pred == _TYPE:
             if quad.object in seen.watched:
                 seen.see_type(quad)
@@ -209,9 +213,15 @@ def _file_problems(
                 if cls.value not in named and split_iri(cls.value)[0] in spaces:
                     wrong[cls.value] = ("class", _text(quad.subject))
     terms = [t for t in wrong if t not in own]
-    if not terms and not values:
-        return []
     prefixes = dict(parser.prefixes)
+    refused = closed.problems(
+        path,
+        term_name,
+        lambda iri: _written(iri, prefixes),
+        lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
+    )
+    if not terms and not values:
+        return refused
     lines = _first_lines(path, terms, prefixes)
     out = []
     for term in terms:
@@ -241,7 +251,7 @@ def _file_problems(
                 hint=hint,
             )
         )
-    return out + _value_problems(path, values, ranges, prefixes, term_name)
+    return out + _value_problems(path, values, ranges, prefixes, term_name) + refused
 
 
 def _value_problems(

@@ -1,0 +1,152 @@
+"""A world's fact that a ``sh:closed true`` domain shape refuses: ``:l1 :lineCode "BUMPER"``
+where the shape judging every ``:LineItem`` names only ``:assessedAmount``.
+
+It loaded without a word, and ``validate`` judged a closed shape only against what the effects
+write: the run's first step landing on a line item called its tool, then the gate refused the
+result (the node "is closed. It cannot have value …" of a fact the world had all along) — or,
+the tool not idempotent, the step was blocked there, every instance, found out only then.
+``validate --world`` now warns of it, at the world file's line, naming the shape and the
+property to add to it.
+
+The world is read as a stream (:mod:`._world_terms`'s pass). Only the nodes typed with a class
+a closed shape judges (its ``sh:targetClass``, or a subclass) are kept, up to :data:`_MANY`,
+and each of their facts is looked up in the shape's allowed properties: a fact written before
+the node's type is not judged, and what is kept stays small whatever the world's size. A
+shape whose ``sh:path`` is no single property is not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import RDF, SH, Graph, Literal, URIRef
+from rdflib.term import Node
+
+from ._definitions_model import Definitions
+from ._errors import Problem
+from ._shacl import deactivated, domain_targets, list_members, superclasses_of
+
+__all__ = ["ClosedSeen"]
+
+_MANY = 100_000
+"""Past this many nodes of the closed shapes' classes no more are kept: the world's nodes of
+one class are alike, and the first of them tell."""
+
+_TYPE = ox.NamedNode(str(RDF.type))
+
+
+@dataclass
+class ClosedSeen:
+    """What the pass over the world files keeps of the nodes closed shapes judge, and the
+    first fact of each property each shape refuses (see the module's docstring)."""
+
+    closed: dict[ox.NamedNode, list[tuple[URIRef, frozenset[ox.NamedNode]]]] = field(
+        default_factory=dict
+    )
+    """each class a closed shape judges: each such shape, with the properties it allows"""
+    members: dict[object, list[tuple[URIRef, frozenset[ox.NamedNode]]]] = field(
+        default_factory=dict
+    )
+    refused: dict[tuple[URIRef, ox.NamedNode], tuple[Path, ox.Quad]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, defs: Definitions) -> ClosedSeen:
+        """The closed domain shapes of ``defs``, by each class they judge."""
+        seen = cls()
+        g = defs.graph
+        targets = domain_targets(g, superclasses_of(defs.subclasses))
+        allowed_of: dict[URIRef, frozenset[ox.NamedNode] | None] = {}
+        for klass, shapes in targets.by_class.items():
+            for shape in sorted(shapes, key=str):
+                if shape not in allowed_of:
+                    allowed_of[shape] = _allowed(g, shape)
+                allowed = allowed_of[shape]
+                if allowed is not None:
+                    seen.closed.setdefault(ox.NamedNode(str(klass)), []).append((shape, allowed))
+        return seen
+
+    def see(self, quad: ox.Quad, path: Path) -> None:
+        """One quad of the pass: a typing of a watched class keeps its subject; a fact of a
+        kept subject that one of its closed shapes does not allow is noted, once a shape and
+        property."""
+        if not self.closed:
+            return
+        if quad.predicate == _TYPE:
+            cls = quad.object
+            shapes = self.closed.get(cls) if isinstance(cls, ox.NamedNode) else None
+            if shapes is not None and (quad.subject in self.members or len(self.members) < _MANY):
+                self.members.setdefault(quad.subject, []).extend(shapes)
+            return  # rdf:type left out of sh:ignoredProperties: said at the shape itself
+        judged = self.members.get(quad.subject)
+        if judged is None:
+            return
+        for shape, allowed in judged:
+            key = (shape, quad.predicate)
+            if quad.predicate not in allowed and key not in self.refused:
+                self.refused[key] = (path, quad)
+
+    def problems(
+        self,
+        path: Path,
+        name: Callable[[Node], str],
+        written: Callable[[str], str],
+        line_of: Callable[[str, str], int | None],
+    ) -> list[Problem]:
+        """A warning for each fact of ``path`` noted, at its line (``line_of(property IRI,
+        the value's text)``); ``written`` writes a world IRI as the file does, ``name`` a
+        definition's term as the definitions do."""
+        out = []
+        for (shape, _), (where, quad) in self.refused.items():
+            if where != path:
+                continue
+            value = quad.object
+            mark = value.value if isinstance(value, ox.Literal | ox.NamedNode) else ""
+            shown = (
+                f'"{value.value}"'
+                if isinstance(value, ox.Literal)
+                else written(value.value)
+                if isinstance(value, ox.NamedNode)
+                else "[ … ]"
+            )
+            shown_mark = written(mark) if isinstance(value, ox.NamedNode) else mark
+            prop = written(quad.predicate.value)
+            subject = quad.subject
+            out.append(
+                Problem(
+                    "warning",
+                    f"the world gives {prop} {shown}, but shape {name(shape)} judging this node "
+                    f"is sh:closed true and names no {prop} in its sh:property shapes nor its "
+                    "sh:ignoredProperties: the node never conforms, so every step whose tool "
+                    "lands on it fails, the gate rejecting its result after the call, or is "
+                    "blocked before a tool that is not idempotent is called",
+                    node=written(subject.value) if isinstance(subject, ox.NamedNode) else None,
+                    file=str(path),
+                    line=line_of(quad.predicate.value, shown_mark),
+                    hint=f"add sh:property [ sh:path {prop} ] to shape {name(shape)}, or list "
+                    f"{prop} in its sh:ignoredProperties",
+                )
+            )
+        return out
+
+
+def _allowed(g: Graph, shape: URIRef) -> frozenset[ox.NamedNode] | None:
+    """The properties a ``sh:closed true`` ``shape`` allows (as the gate's closed check reads
+    them: every ``sh:property``'s path, deactivated ones too, and ``sh:ignoredProperties``);
+    None when the shape is not closed, is deactivated, or has a path that is no single
+    property."""
+    flag = g.value(shape, SH.closed)
+    if not (isinstance(flag, Literal) and flag.value is True) or deactivated(g, shape):
+        return None
+    allowed: set[ox.NamedNode] = set()
+    for prop in g.objects(shape, SH.property):
+        for p in g.objects(prop, SH.path):
+            if not isinstance(p, URIRef):
+                return None
+            allowed.add(ox.NamedNode(str(p)))
+    for ignored in g.objects(shape, SH.ignoredProperties):
+        allowed.update(ox.NamedNode(str(m)) for m in list_members(g, ignored))
+    allowed.add(_TYPE)
+    return frozenset(allowed)
