@@ -162,12 +162,15 @@ def literal_datatype(lit: Literal) -> URIRef:
 
 
 def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
-    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes,
-    ``"…"@en`` for ``rdf:langString`` (``"…"^^rdf:langString`` is not a literal), or
-    ``"…"^^r``."""
+    """What to write for ``lit`` as a value of ``r``: ``true`` or ``6.0`` without quotes
+    (``false`` for a flag written ``0``: ``"0"^^xsd:boolean`` was said, which means it but
+    reads as a number), ``"…"@en`` for ``rdf:langString`` (``"…"^^rdf:langString`` is not a
+    literal), or ``"…"^^r``."""
     text = str(lit)
     if r == RDF.langString:
         return f'write "{text}" with its language tag, e.g. "{text}"@en'
+    if r == XSD.boolean and text.strip() in ("1", "0"):  # a flag written as a number
+        return f"write {'true' if text.strip() == '1' else 'false'} without quotes"
     with literal_warnings_off():
         ill_typed = Literal(text, datatype=r).ill_typed
     if ill_typed:

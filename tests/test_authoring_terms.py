@@ -349,7 +349,7 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
         "range never matches it — write true without quotes",
         f"{world}:7: warning: :n4: the world gives :onDuty 0, a literal of xsd:integer, where "
         "its rdfs:range is xsd:boolean: a pattern matching :onDuty with a value of its range "
-        'never matches it — write "0"^^xsd:boolean',
+        "never matches it — write false without quotes",
         f"{world}:8: warning: :n5: the world uses the class :Nrse, which no loaded ontology "
         "declares and no definition names, so no step's pattern, argument or focus type "
         "matches these nodes — did you mean :Nurse?",
