@@ -151,6 +151,7 @@ class FocusChecks(ArgumentChecks):
                     wf, cls = off
                     said.add(prop)
                     name = self.n(prop)
+                    on = self.written_elsewhere(owner, prop) if side == RDFS.domain else None
                     self.at_text(
                         "warning",
                         rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
@@ -161,9 +162,28 @@ class FocusChecks(ArgumentChecks):
                         f"{self.n(wf.iri)} runs for nodes of {self.n(wf.focus_type)} (its "
                         "horis:focusType): unless a node is both, that part of the pattern "
                         "never matches",
-                        self.focus_property_hint(prop, side, wf),
+                        self.focus_property_hint(prop, side, wf)
+                        if on is None
+                        else f"the step's tool writes {name} on ?{on}: write ?{on} for ?this "
+                        f"where the pattern reads {name} (a guard: FILTER NOT EXISTS {{ ?{on} "
+                        f"{name} ?v }})",
                         (holder, pred),
                     )
+
+    def written_elsewhere(self, owner: Node, prop: URIRef) -> str | None:
+        """The variable the tool of action step ``owner`` writes ``prop`` on, when that is
+        not ?this (a ``horis:forEach`` over line items writing each line's amount); None
+        otherwise. Why: ``FILTER NOT EXISTS { ?this
+        :assessedAmount ?a }`` meant of ``?line`` was told to read a property of the focus
+        type, or to change the workflow's focus type."""
+        step = self.defs.steps.get(cast(URIRef, owner))
+        if not isinstance(step, ActionStep) or step.tool is None or step.tool.effect is None:
+            return None
+        effect = step.tool.effect
+        if all(a.property != prop for a in effect.asserts):
+            return None
+        on = step.var_for(effect.subject)
+        return None if on == "this" else on
 
     def check_own_writes(self) -> None:
         """A pattern that requires of the node a tool writes a property only that tool

@@ -115,3 +115,27 @@ def test_run_says_it_before_its_first_step(tmp_path: Path) -> None:
     )
     assert SAID in done.stderr, done.stderr
     assert done.returncode == 4, done.stdout + done.stderr  # blocked, as it said
+
+
+def test_a_guard_on_the_focus_for_what_the_tool_writes_on_each_item_is_told_the_item(
+        tmp_path: Path) -> None:
+    """``FILTER NOT EXISTS { ?this :reservationId ?r }`` meant of each ``?line``: the focus,
+    an order, never holds a line's reservation, so the guard held back nothing. The warning
+    said to read a property of :Order or change the workflow's focus type; the fix is ?line."""
+    text = (FILE.replace("EACH", "true")
+            .replace(":reservationId a owl:DatatypeProperty ;",
+                     ":reservationId a owl:DatatypeProperty ; rdfs:domain :Line ;")
+            .replace("FILTER NOT EXISTS { ?line :reservationId ?r }",
+                     "FILTER NOT EXISTS { ?this :reservationId ?r }")
+            .replace("horis:idempotent false", "horis:idempotent true"))
+    (tmp_path / "wh.ttl").write_text(text, encoding="utf-8")
+    out = horismos_forked(tmp_path, "validate", "wh.ttl").stdout
+    line = text[: text.index("?this :reservationId ?r")].count("\n") + 1
+    said = [x for x in out.splitlines() if ": warning: " in x]
+    assert said == [
+        f"wh.ttl:{line}: warning: :ReserveLines: horis:requires reads :reservationId of ?this, "
+        "but :reservationId has rdfs:domain :Line and :Fulfil runs for nodes of :Order (its "
+        "horis:focusType): unless a node is both, that part of the pattern never matches — the "
+        "step's tool writes :reservationId on ?line: write ?line for ?this where the pattern "
+        "reads :reservationId (a guard: FILTER NOT EXISTS { ?line :reservationId ?v })"
+    ], out
