@@ -169,6 +169,8 @@ def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
     text = str(lit)
     if r == RDF.langString:
         return f'write "{text}" with its language tag, e.g. "{text}"@en'
+    if r == XSD.string and lit.language:  # "BUMPER"@en: the tag is what is wrong
+        return f'write "{text}", without its language tag @{lit.language}'
     if r == XSD.boolean and text.strip() in ("1", "0"):  # a flag written as a number
         return f"write {'true' if text.strip() == '1' else 'false'} without quotes"
     with literal_warnings_off():

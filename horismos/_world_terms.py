@@ -295,7 +295,8 @@ def _value_problems(
             hint = f"write a literal, or correct {prop}'s rdfs:range"
         else:
             why = f"a literal of {name(given)}, where its rdfs:range is {name(URIRef(refused))}"
-            hint = literal_hint(Literal(lexical), URIRef(refused), name)
+            tagged = value.language if isinstance(value, ox.Literal) else None
+            hint = literal_hint(Literal(lexical, lang=tagged or None), URIRef(refused), name)
         if refused != "ill-typed":
             why += f": a pattern matching {prop} with a value of its range never matches it"
         out.append(

@@ -789,6 +789,14 @@ def test_a_literal_of_a_pattern_not_of_its_datatype_is_an_error_at_its_line(
     assert "ConversionSyntax" not in capsys.readouterr().err
 
 
+def test_a_language_tag_on_a_string_in_a_pattern_is_told_to_be_dropped(tmp_path: Path) -> None:
+    """``?this :queueRef "Q-1"@en`` never matches a queue reference, an ``xsd:string``: the
+    hint was ``write "Q-1"^^xsd:string``, where the tag is what to take out."""
+    path, _ = edited(tmp_path, TRIAGE, "?this :queueRef ?ref .", '?this :queueRef "Q-1"@en .')
+    found = [p for p in problems(path, TRIAGE) if "@en" in p.message]
+    assert found and found[0].hint == 'write "Q-1", without its language tag @en', found
+
+
 def test_a_literal_of_a_misspelt_datatype_in_an_ontology_is_an_error_at_its_line(
         tmp_path: Path) -> None:
     ontology = tmp_path / LAB[1].name

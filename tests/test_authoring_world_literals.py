@@ -24,6 +24,7 @@ ONTOLOGY = """\
 :claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
 :filedOn a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:date .
 :urgent a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:boolean .
+:lineCode a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .
 """
 
 WORLD = """\
@@ -99,3 +100,10 @@ def test_a_decimal_comma_is_told_to_be_a_point_not_taken_out(
     separator, and the amount a hundred times larger once the hint was followed."""
     out = _validate(tmp_path, WORLD + f":c3 a :Claim ; :claimedAmount {written} .\n")
     assert hint in out and "120050" not in out, out
+
+
+def test_a_language_tag_on_a_string_is_told_to_be_dropped(tmp_path: Path) -> None:
+    """``:lineCode "BUMPER"@en`` where the range is ``xsd:string`` was told ``write
+    "BUMPER"^^xsd:string``: right, but the tag is what to take out."""
+    out = _validate(tmp_path, WORLD + ':c3 a :Claim ; :lineCode "BUMPER"@en .\n')
+    assert 'write "BUMPER", without its language tag @en' in out, out
