@@ -214,9 +214,18 @@ class _OneLine(logging.Filter):
             why = str(record.exc_info[1])
             text = record.getMessage()
             if text.startswith("Failed to convert Literal"):
+                # Python's reason ("[<class 'decimal.ConversionSyntax'>]") said nothing to
+                # the user: what it means, and where to find the literal, does
                 datatype = text.partition("Datatype=")[2].partition(",")[0]
-                text = f"an ill-typed literal of datatype <{datatype}> is kept as text"
-            record.msg, record.args = f"horismos: warning: {text}: {why}", ()
+                text = (
+                    f"a literal of datatype <{datatype}> whose text is no value of it is kept "
+                    "as text, and no comparison with a value of its datatype holds for it — "
+                    "`horismos validate` (with --world for the world's files) names its file "
+                    "and line"
+                )
+            else:
+                text = f"{text}: {why}"
+            record.msg, record.args = f"horismos: warning: {text}", ()
             record.exc_info = record.exc_text = None
         if record.getMessage() in self.said:
             return False

@@ -107,3 +107,16 @@ def test_a_language_tag_on_a_string_is_told_to_be_dropped(tmp_path: Path) -> Non
     "BUMPER"^^xsd:string``: right, but the tag is what to take out."""
     out = _validate(tmp_path, WORLD + ':c3 a :Claim ; :lineCode "BUMPER"@en .\n')
     assert 'write "BUMPER", without its language tag @en' in out, out
+
+
+def test_the_load_warning_names_no_python_exception(tmp_path: Path) -> None:
+    """The world's loading said ``an ill-typed literal … is kept as text: [<class
+    'decimal.ConversionSyntax'>]``: Python's reason, and nowhere to look."""
+    (tmp_path / "onto.ttl").write_text(ONTOLOGY, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(
+        WORLD + ':c3 a :Claim ; :claimedAmount "1200,50"^^xsd:decimal .\n', encoding="utf-8")
+    p = horismos_forked(tmp_path, "validate", "onto.ttl", "--world", "world.ttl", timeout=120)
+    assert "ConversionSyntax" not in p.stderr and "<class" not in p.stderr, p.stderr
+    assert ("whose text is no value of it is kept as text, and no comparison with a value of "
+            "its datatype holds for it — `horismos validate` (with --world for the world's "
+            "files) names its file and line") in p.stderr, p.stderr
