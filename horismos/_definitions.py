@@ -154,6 +154,7 @@ class _Builder(
         self.check_values_kinds()
         self.check_string_reads()
         self.check_pattern_datatypes()
+        self.check_filter_bounds()
         self.check_pattern_regexes()
         self.check_type_tests()
         self.check_typed_terms(declared)

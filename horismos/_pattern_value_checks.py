@@ -21,6 +21,7 @@ from ._define_patterns import PatternReading, variable_needle
 from ._guard_writes import affirmations, negations
 from ._near_names import near_individual
 from ._preconditions import InList, LiteralMatch, iri_matches, literal_matches, string_reads
+from ._shape_bounded_filters import beyond_bounds, said
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
@@ -712,6 +713,25 @@ class PatternValueChecks(PatternReading):
                 (holder, pred),
             )
             return
+
+    def check_filter_bounds(self) -> None:
+        """A FILTER bounding a value by a number its domain shapes never allow it
+        (:mod:`._shape_bounded_filters`): ``FILTER (?s > 80)`` for a score the shape keeps
+        between 0 and 1 was never true, and the rule sending a likely fraud to a denial was
+        never taken. A warning at the number's line: world data the gate never judged may
+        hold such a value."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for b in beyond_bounds(self.g, algebra):
+                message, hint = said(b, self.n)
+                self.at_text(
+                    "warning",
+                    rf"(?<![\w.]){re.escape(b.number)}(?![\w])",
+                    owner,
+                    f"{self.n(pred)}: {message}",
+                    hint,
+                    (holder, pred),
+                    after="FILTER",
+                )
 
     def check_pattern_datatypes(self) -> None:
         """A literal of a pattern whose datatype is a typo in XSD's or RDF's namespace
