@@ -32,6 +32,7 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
+from ._datatypes import NUMERIC, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
@@ -42,6 +43,7 @@ from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stored_instances import OpenWait, StoredInstance, open_wait, read_instance
 from ._stores import Change, Conflict, Store
+from ._term_kinds import object_kind
 from ._turtle_syntax import parser_reason
 from ._vocab import HORIS, NS, PROV
 from ._world import (
@@ -384,6 +386,7 @@ def prepare(
         )
     _check_terms(defs, facts)
     _check_spelling(defs, world.store, facts)
+    _check_ranges(defs, facts)
     check_answer(
         defs,
         world.store,
@@ -532,6 +535,45 @@ def _check_spelling(
                 f"name, so nothing would read what they say of it: did you mean "
                 f"{defs.name(meant)}? (nothing landed)"
             )
+
+
+def _check_ranges(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:
+    """A fact giving a property a value of the other kind than its range: a literal of a
+    datatype its built-in ``rdfs:range`` is not (``:c1 :documentsReceived "true"``, a string,
+    where the range is ``xsd:boolean``), a literal where its values are nodes, or a node
+    where they are literals. Refused before anything lands, with what to write. Let through,
+    it landed, the wait's ``horis:until ?this :documentsReceived true`` never matched it, and
+    the instance kept waiting ("this does not hold yet") until its timeout denied the claim.
+    Numbers are compared by value, so one numeric datatype for another is let through."""
+    g, name = defs.graph, defs.name
+    for s, p, o in triples:
+        if not isinstance(p, URIRef) or p == RDF.type:
+            continue
+        kind = object_kind(g, p)
+        said = f"the facts give {name(s)} {name(p)} {turtle_term(o, name)}"
+        if isinstance(o, Literal) and kind == "node":
+            raise UsageError(
+                f"{said}, a literal, where the values of {name(p)} are nodes: nothing reading "
+                f"{name(p)} would match it (nothing landed) — write the node meant, with its "
+                "prefix"
+            )
+        if isinstance(o, URIRef) and kind == "literal":
+            raise UsageError(
+                f"{said}, a node, where the values of {name(p)} are literals: nothing reading "
+                f"{name(p)} would match it (nothing landed) — write a literal"
+            )
+        if not isinstance(o, Literal) or kind != "literal":
+            continue
+        given = o.datatype or (RDF.langString if o.language else XSD.string)
+        ranges = [r for r in g.objects(p, RDFS.range) if isinstance(r, URIRef)]
+        refused = range_refusing(given, ranges)
+        if refused is None or (given in NUMERIC and refused in NUMERIC):
+            continue
+        raise UsageError(
+            f"{said}, a literal of {name(given)}, where the rdfs:range of {name(p)} is "
+            f"{name(refused)}: nothing reading {name(p)} as its range would match it (nothing "
+            f"landed) — {literal_hint(o, refused, name)}"
+        )
 
 
 def _named(g: Graph, term: URIRef) -> bool:

@@ -467,6 +467,57 @@ def test_facts_with_a_slip_are_refused_saying_what_was_meant_in_the_facts_own_te
     assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
 
 
+@pytest.mark.parametrize(
+    ("facts", "said"),
+    [
+        pytest.param(
+            ':req1 :documentsIn "true" .',
+            'the facts give :req1 :documentsIn "true", a literal of xsd:string, where the '
+            "rdfs:range of :documentsIn is xsd:boolean: nothing reading :documentsIn as its "
+            "range would match it (nothing landed) — write true without quotes",
+            id="string-for-boolean",
+        ),
+        pytest.param(
+            ":req1 :documentsIn 1 .", "— write true without quotes", id="number-for-boolean"
+        ),
+        pytest.param(
+            ':req1 :approvedBy "grace" .',
+            'the facts give :req1 :approvedBy "grace", a literal, where the values of '
+            ":approvedBy are nodes",
+            id="literal-for-node",
+        ),
+    ],
+)
+def test_facts_of_the_other_kind_than_the_range_are_refused(
+    tmp_path: Path, facts: str, said: str
+) -> None:
+    """``:req1 :documentsIn "true"`` (a string) landed where the range is ``xsd:boolean``:
+    the wait's ``horis:until`` never matched it, and the instance kept waiting, "this does
+    not hold yet", until its timeout escalated the request the person had answered."""
+    typed = DEFINITIONS.replace(
+        '"?this :approvedBy ?approver ." ;\n    horis:timeout',
+        '"?this :approvedBy ?approver ; :documentsIn true ." ;\n    horis:timeout',
+    ) + (
+        ":approvedBy a owl:ObjectProperty .\n"
+        ":documentsIn a owl:DatatypeProperty ; rdfs:range xsd:boolean .\n"
+    )
+    (tmp_path / "leave.ttl").write_text(typed)
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "leave.ttl", tools={"file_request": file_request})
+    world = World.from_files(tmp_path / "world.ttl")
+    waiting = agent.run(world, ":Leave", ":req1")
+    before = world.canonical()
+    with pytest.raises(UsageError) as e:
+        agent.resume(world, waiting.instance, facts=facts)
+    assert said in str(e.value), e.value
+    assert world.canonical() == before
+    # written as the range says, it ends the wait
+    done = agent.resume(
+        world, waiting.instance, facts=":req1 :approvedBy :grace ; :documentsIn true ."
+    )
+    assert done.status == "completed", done
+
+
 def test_an_instance_that_is_not_waiting_cannot_be_resumed(leave) -> None:
     agent, world = leave
     done = agent.run(world, ":Leave", ":req2")
