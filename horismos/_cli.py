@@ -15,6 +15,7 @@ commands lives in its own module, the way ``horismos --help`` lists them: ``_cli
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -22,6 +23,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from difflib import get_close_matches
+from types import TracebackType
 
 from ._attempt import any_sent
 from ._cli_backup import backup_arguments, cmd_backup
@@ -215,13 +217,13 @@ class _OneLine(logging.Filter):
             text = record.getMessage()
             if text.startswith("Failed to convert Literal"):
                 # Python's reason ("[<class 'decimal.ConversionSyntax'>]") said nothing to
-                # the user: what it means, and where to find the literal, does
+                # the user: the literal, what it means, and where to find it, do
                 datatype = text.partition("Datatype=")[2].partition(",")[0]
                 text = (
-                    f"a literal of datatype <{datatype}> whose text is no value of it is kept "
-                    "as text, and no comparison with a value of its datatype holds for it — "
-                    "`horismos validate` (with --world for the world's files) names its file "
-                    "and line"
+                    f"an ill-typed literal {_lexical(record.exc_info[2])}^^<{datatype}> (its "
+                    "text is no value of its datatype) is kept as text, and no comparison with "
+                    "a value of its datatype holds for it — `horismos validate` (with --world "
+                    "for the world's files) names its file and line"
                 )
             else:
                 text = f"{text}: {why}"
@@ -231,6 +233,13 @@ class _OneLine(logging.Filter):
             return False
         self.said.add(record.getMessage())
         return True
+
+
+def _lexical(tb: TracebackType | None) -> str:
+    """The text of the literal rdflib failed to convert, quoted, from the frame that caught
+    the failure (rdflib's message names the datatype only); ``"…"`` where it is not there."""
+    lexical = tb.tb_frame.f_locals.get("lexical") if tb is not None else None
+    return json.dumps(lexical, ensure_ascii=False) if isinstance(lexical, str) else '"…"'
 
 
 def _one_line_rdflib_warnings() -> None:

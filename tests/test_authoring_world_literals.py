@@ -117,6 +117,7 @@ def test_the_load_warning_names_no_python_exception(tmp_path: Path) -> None:
         WORLD + ':c3 a :Claim ; :claimedAmount "1200,50"^^xsd:decimal .\n', encoding="utf-8")
     p = horismos_forked(tmp_path, "validate", "onto.ttl", "--world", "world.ttl", timeout=120)
     assert "ConversionSyntax" not in p.stderr and "<class" not in p.stderr, p.stderr
-    assert ("whose text is no value of it is kept as text, and no comparison with a value of "
-            "its datatype holds for it — `horismos validate` (with --world for the world's "
+    assert ('an ill-typed literal "1200,50"^^<http://www.w3.org/2001/XMLSchema#decimal> (its '
+            "text is no value of its datatype) is kept as text, and no comparison with a value "
+            "of its datatype holds for it — `horismos validate` (with --world for the world's "
             "files) names its file and line") in p.stderr, p.stderr

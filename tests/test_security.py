@@ -269,7 +269,8 @@ def test_an_ill_typed_literal_in_the_world_is_one_warning_line(counted: Path) ->
                  cwd=counted)
     no_traceback(p)
     warned = [line for line in p.stderr.splitlines() if "ill-typed" in line]
-    assert len(warned) == 1 and "'abc'" in warned[0], p.stderr
+    assert len(warned) == 1 and '"abc"^^<http://www.w3.org/2001/XMLSchema#integer>' in warned[0], (
+        p.stderr)
 
 
 # -- 13.6 secrets stay out of output, traces and the world -----------------------------------

@@ -26,9 +26,14 @@ REBOOKING = [str(ROOT / "workflows" / "rebooking.ttl"), str(ROOT / "ontologies" 
 REBOOKING_TOOLS = ["--tools", str(ROOT / "examples" / "rebooking" / "airline_client.py")]
 
 BAD_EHR = '''
+import os
+
+
 def assign_queue(patient, queue):
+    # the reference's form is the EHR's configuration, known only when it answers
     level = str(queue).rsplit("#", 1)[-1]
-    return {"queueRef": "queue-" + level}   # the domain shape wants Q-<LEVEL>-<number>
+    prefix = os.environ.get("EHR_QUEUE_PREFIX", "queue")
+    return {"queueRef": prefix + "-" + level}   # the domain shape wants Q-<LEVEL>-<number>
 
 
 def notify_nurse(patient, nurse, ref):
