@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from forked import Popen
 from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ, ledger, run_until_killed
 
 
@@ -61,7 +62,7 @@ def test_a_backup_beside_a_live_process_is_refused_and_leaves_nothing(shop: Path
     """The store is held by a run mid-call: the backup says so in one line, exit 2, and
     leaves no folder a restore could take for a backup."""
     assert horismos(shop, "load", "world.ttl", "--store", "journal:store").returncode == 0
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", "pay.ttl", "--store", "journal:store",
          "--tools", "payments.py", "--focus", ":o1"],
         cwd=shop, env=environ(shop, "charge-after"), stdout=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from rdflib import Namespace, URIRef
 
 from horismos import Agent, AuthoringError, LowDisk, World, replay
@@ -151,7 +151,7 @@ def _run_in_background(tmp_path: Path, defs: str) -> subprocess.Popen[bytes]:
     loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store",
                              timeout=120)
     assert loaded.returncode == 0, loaded.stderr
-    return subprocess.Popen([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store",
+    return Popen([*HORISMOS, "run", "defs.ttl", "--store", "oxigraph:store",
                              "--focus", ":p1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 

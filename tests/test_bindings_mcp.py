@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from listening import MCP_SERVER, free_port, mcp_http_server
 from rdflib import XSD, Literal, Namespace, URIRef
 
@@ -754,7 +754,7 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     store = ("--store", "oxigraph:store")
     loaded = horismos_forked(tmp_path, "load", "world.ttl", *store, timeout=120)
     assert loaded.returncode == 0, loaded.stderr
-    run = subprocess.Popen([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
+    run = Popen([*horismos, "run", "defs.ttl", *store, "--focus", ":p1"],
                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = tmp_path / "started"
     deadline = time.monotonic() + 60  # its pid written (not just the file made)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_in_process, horismos_load
 from rdflib import Dataset, Literal, Namespace
 
@@ -302,11 +302,10 @@ def test_bad_bytes_deep_nesting_and_ctrl_c_end_in_a_message_not_a_traceback(
         "python:ehr_client.assign_queue", "python:slow.assign_queue").replace(
         "python:ehr_client.notify_nurse", "python:slow.notify_nurse").replace('"5s"', '"90s"')
     (tmp_path / "slow.ttl").write_text(text)
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", "slow.ttl", TRIAGE[1], *WORLD,
          "--tools", "slow.py", "--focus", ":patient42"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=sigint_at(signal.SIG_DFL))
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # SIGINT: default
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -466,11 +465,11 @@ def _signalled_mid_run(tmp_path: Path, world: list[str], sig: signal.Signals,
     ``sigint`` (as a terminal's foreground job, by default), sent ``sig`` once 20 dispenses
     are made: its exit code, stdout, stderr, and how many dispenses came after the signal."""
     pharmacy = ROOT / "benchmarks" / "peers" / "pharmacy.ttl"
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", "refill.ttl", str(pharmacy), *world,
          "--tools", "counted.py", "--all"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=sigint_at(sigint))
+        ignore=(signal.SIGINT,) if sigint == signal.SIG_IGN else ())
     dispensed = tmp_path / "dispensed"
     deadline = time.monotonic() + 60
     while not (dispensed.exists() and len(dispensed.read_text().splitlines()) >= 20):

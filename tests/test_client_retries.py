@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
@@ -72,7 +72,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+    return Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
                             env=_env(cwd, slow), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -180,7 +180,7 @@ def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started
         urls = []
         for _ in range(2):
             port = free_port()
-            proc = subprocess.Popen(
+            proc = Popen(
                 [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
                  "--store", server.store, "--run-workflow", "--transport", "http",
                  "--port", str(port)], cwd=tmp_path, env=_env(tmp_path, 1.0),

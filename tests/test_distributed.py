@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
@@ -65,7 +65,7 @@ class Workers:
               definitions: list[str] = DEFINITIONS, more: tuple[str, ...] = (),
               **env: str) -> subprocess.Popen[str]:
         log = (self.ward / f"worker{len(self.procs)}.log").open("w")
-        p = subprocess.Popen(
+        p = Popen(
             [sys.executable, "-m", "horismos", "worker", *definitions, *more,
              "--store", self.store,
              "--broker", self.broker, "--tools", str(self.ward / "ehr_client.py"),
@@ -317,7 +317,7 @@ def test_a_worker_killed_while_it_puts_tasks_back_holds_no_redelivery_up(
     come back that much later: the killed-worker test timed out waiting. The lock now lapses
     within a sweep's interval."""
     (ward / "sweeping.py").write_text(SWEEPING)
-    sweeper = subprocess.Popen([sys.executable, "sweeping.py", broker.url, "2"], cwd=ward,
+    sweeper = Popen([sys.executable, "sweeping.py", broker.url, "2"], cwd=ward,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert sweeper.stdout is not None and sweeper.stdout.readline() == "sweeping\n"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from rdflib import Literal, Namespace, URIRef
 
 from horismos import Agent, World
@@ -130,7 +130,7 @@ def run_until_killed(cwd: Path, point: str, *command: str, kind: str = "oxigraph
     once a tool reaches ``point``."""
     command = command or ("run", "pay.ttl", "--world", "world.ttl", "--store", f"{kind}:store",
                           "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl")
-    proc = subprocess.Popen(horismos(*command), cwd=cwd, env=environ(cwd, point),
+    proc = Popen(horismos(*command), cwd=cwd, env=environ(cwd, point),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     marker = cwd / f"at-{point}"
     deadline = time.monotonic() + 120
@@ -326,7 +326,7 @@ def test_simply_rerunning_a_killed_run_never_calls_again_nor_piles_up_instances(
     whose instance finished is left out (it used to get a new one, blocked here only by the
     charge's precondition)."""
     (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
-    proc = subprocess.Popen(
+    proc = Popen(
         horismos("run", "pay.ttl", "--world", "world.ttl", "--store", "oxigraph:store",
                  "--tools", "payments.py", "--all"),
         cwd=shop, env=environ(shop, "charge-after"), stdout=subprocess.PIPE,
@@ -461,7 +461,7 @@ def test_killed_at_random_moments_and_run_again_each_order_is_charged_once(shop,
     moments = random.Random(20261204)
     for _ in range(6):  # each killed a moment after a charge acted: before, in or after a call
         before = len(ledger(shop))
-        proc = subprocess.Popen(run_all, cwd=shop, env=environ(shop, None),
+        proc = Popen(run_all, cwd=shop, env=environ(shop, None),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while len(ledger(shop)) == before and proc.poll() is None:

@@ -1,16 +1,19 @@
-"""``horismos_forked`` answers as ``subprocess.run`` would: the suite's ~1,000 commands rely on
-it for their exit codes, output, timeouts and separation from one another."""
+"""``horismos_forked`` answers as ``subprocess.run`` would, and ``forked.Popen`` behaves as
+``subprocess.Popen`` does: the suite's ~1,000 commands rely on them for their exit codes, output,
+timeouts, signals and separation from one another."""
 
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 
 SCRIPT = """import os, signal, sys, time
 what = sys.argv[1]
@@ -86,3 +89,70 @@ def test_commands_from_two_threads_at_once_both_answer(tmp_path: Path, script: P
     for t in threads:
         t.join()
     assert sorted(codes) == [4, 5]
+
+
+BESIDE = """import os, signal, sys, time
+print(os.getpid(), os.getppid(), os.getsid(0), "horismos._cli" in sys.modules,
+      os.getcwd(), os.environ.get("FORKED_MARK", "-"),
+      signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+      signal.getsignal(signal.SIGTERM) is signal.SIG_IGN, flush=True)
+print("err", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    if line.strip() == "exit":
+        sys.exit(7)
+    print(line.strip().upper(), flush=True)
+"""
+
+
+def _beside(tmp_path: Path, **options: object) -> Popen:
+    (tmp_path / "beside.py").write_text(BESIDE)
+    return Popen([sys.executable, "beside.py"], cwd=tmp_path, stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+
+
+def test_a_command_started_beside_the_tests_is_this_process_child_forked_from_the_zygote(
+        tmp_path: Path) -> None:
+    """Three at once, each talking over its own pipes: each is this process's own child (its
+    own pid, waited for and signalled here), forked from the zygote (the command line is
+    imported already), in its folder, environment and session as asked."""
+    (tmp_path / "a").mkdir()
+    procs = [_beside(tmp_path), _beside(tmp_path, start_new_session=True,
+                                        env={**os.environ, "FORKED_MARK": "given"}),
+             _beside(tmp_path, ignore=(signal.SIGTERM,))]
+    said = [p.stdout.readline().split() for p in procs if p.stdout]
+    for p, (pid, parent, _, imported, cwd, _, sigint, _) in zip(procs, said, strict=True):
+        assert (int(pid), int(parent), imported, cwd, sigint) == (
+            p.pid, os.getpid(), "True", str(tmp_path), "True")
+    assert int(said[0][2]) == os.getsid(0) and int(said[1][2]) == procs[1].pid
+    assert [s[5] for s in said] == ["-", "given", "-"]
+    assert [s[7] for s in said] == ["False", "False", "True"]
+    out, err = procs[0].communicate("hello\nexit\n", timeout=30)
+    assert (procs[0].returncode, out, err) == (7, "HELLO\n", "err\n")
+    procs[1].send_signal(signal.SIGTERM)
+    assert procs[1].wait(30) == -signal.SIGTERM
+    procs[2].terminate()  # ignored
+    with pytest.raises(subprocess.TimeoutExpired):
+        procs[2].wait(0.5)
+    procs[2].kill()
+    assert procs[2].wait(30) == -signal.SIGKILL
+
+
+def test_a_horismos_command_started_beside_the_tests_answers_as_a_fresh_one(
+        tmp_path: Path) -> None:
+    """``python -m horismos`` through the zygote: its usage error on stderr, exit code 2."""
+    p = Popen([sys.executable, "-m", "horismos", "bogus"], cwd=tmp_path,
+              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 2 and "invalid choice: 'bogus'" in out, out
+
+
+def test_a_command_the_zygote_cannot_start_is_started_the_ordinary_way(tmp_path: Path) -> None:
+    """A ``preexec_fn`` (which only a fresh child can run) starts a fresh interpreter, still
+    this process's child."""
+    (tmp_path / "beside.py").write_text(BESIDE)
+    p = Popen([sys.executable, "beside.py"], cwd=tmp_path, stdin=subprocess.PIPE,
+              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+              preexec_fn=os.getpid)
+    out, _ = p.communicate("exit\n", timeout=60)
+    pid, parent, _, imported, *_ = out.split()
+    assert (int(pid), int(parent), imported, p.returncode) == (p.pid, os.getpid(), "False", 7)

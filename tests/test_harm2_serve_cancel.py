@@ -16,6 +16,7 @@ import sys
 import time
 
 import pytest
+from forked import Popen
 from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
@@ -38,7 +39,7 @@ def test_a_run_workflow_given_up_mid_call_lands_what_its_tool_answered(tmp_path,
         horismos_load(tmp_path, store, "world.ttl")
         where = ["--store", store]
     port = free_port()
-    serving = subprocess.Popen(
+    serving = Popen(
         [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
          *where, "--run-workflow", "--transport", "http", "--port", str(port)],
         cwd=tmp_path, env=_env(tmp_path, 1.5), stdin=subprocess.DEVNULL,

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from forked import Popen
 from in_process import horismos_load
 from test_cli import sigint_at
 from test_client_retries import _env, ledger, shop
@@ -44,10 +45,9 @@ def _inline(root: Path) -> None:
 def _interrupted(root: Path, gaps: list[float],
                  command: tuple[str, ...] = RUN) -> subprocess.CompletedProcess[str]:
     """The command, given a Ctrl-C once its tool has begun to act and one after each gap."""
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *command], cwd=root,
+    proc = Popen([sys.executable, "-m", "horismos", *command], cwd=root,
                             env=_env(root, 1.5), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=sigint_at(signal.default_int_handler))
+                            stderr=subprocess.PIPE, text=True)  # SIGINT: KeyboardInterrupt
     deadline = time.monotonic() + 60
     while not ledger(root):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()

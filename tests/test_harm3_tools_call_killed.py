@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 
+from forked import Popen
 from in_process import horismos_load
 from test_client_retries import _env, cli, ledger, shop
 
@@ -29,7 +30,7 @@ CALL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py", "--store
 def test_a_keyed_call_killed_mid_call_is_not_made_again_under_any_key(tmp_path) -> None:
     shop(tmp_path)
     horismos_load(tmp_path, "journal:world", "world.ttl")
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *CALL, "--idempotency-key",
+    proc = Popen([sys.executable, "-m", "horismos", *CALL, "--idempotency-key",
                              "k1"], cwd=tmp_path, env=_env(tmp_path, 30),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from forked import Popen
 from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
@@ -54,7 +55,7 @@ def test_two_servers_sharing_a_trace_folder_keep_every_calls_trace(tmp_path: Pat
         urls = []
         for _ in range(2):
             port = free_port()
-            proc = subprocess.Popen(
+            proc = Popen(
                 [sys.executable, "-m", "horismos", "serve", "defs.ttl", "--tools", "shop.py",
                  "--store", server.store, "--transport", "http", "--port", str(port),
                  "--trace-dir", "traces"], cwd=tmp_path,

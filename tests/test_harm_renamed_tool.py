@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from forked import Popen
 from in_process import horismos_load
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD, TWO_ORDERS
 
@@ -229,7 +230,7 @@ def test_a_step_killed_mid_call_then_renamed_is_held_under_its_former_name(tmp_p
     call's outcome is unknown, and that call is held in doubt under the IRI it was made under:
     a rerun (a new instance) and a catalog call of the renamed tool are not made."""
     shop(tmp_path)
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", "charge.ttl", "--tools", "payments.py",
          "--store", "oxigraph:store", "--focus", ":o1"],
         cwd=tmp_path, env=dict(_env(tmp_path), SLOW="60"), stdin=subprocess.DEVNULL,

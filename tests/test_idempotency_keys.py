@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import Build
+from forked import Popen
 from in_process import horismos_load
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
@@ -151,7 +152,7 @@ def test_two_processes_given_one_key_for_two_orders_at_once_bill_at_most_once(
     try:
         horismos_load(tmp_path, server.store, "world.ttl")
         racers = [
-            subprocess.Popen(
+            Popen(
                 [sys.executable, "racer.py", str(tmp_path), me, other, str(rounds), server.store],
                 cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True)
@@ -181,7 +182,7 @@ def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
 
     shop(tmp_path)
     port = free_port()
-    serving = subprocess.Popen(
+    serving = Popen(
         [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
          "--store", "oxigraph:store", "--world", "world.ttl", "--allow",
          "ReadOnly,HostStateWrite,ExternalCommit", "--transport", "http", "--port", str(port)],
@@ -229,7 +230,7 @@ def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> N
     shop(tmp_path)
     (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
     port = free_port()
-    serving = subprocess.Popen(
+    serving = Popen(
         [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
          "--world", "world.ttl", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
          "--transport", "http", "--port", str(port)],

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import EX, PREFIXES, Build
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from rdflib import Literal, URIRef
 
@@ -615,7 +615,7 @@ def test_two_processes_charging_one_subject_on_a_shared_world_charge_it_once(
         run = ["run", "defs.ttl", "--store", server.store, "--focus", ":p1", "--tools",
                "tools.py", "--allow", ",".join(ALLOW)]
         env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"))
-        first = subprocess.Popen([sys.executable, "-m", "horismos", *run, "--workflow",
+        first = Popen([sys.executable, "-m", "horismos", *run, "--workflow",
                                   ":Bill"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
@@ -677,7 +677,7 @@ def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _killed_once_it_acted(cwd: Path, args: list[str]) -> None:
     """``horismos ARGS…`` in ``cwd``, killed (SIGKILL) as its tool holds after acting (the tool
     leaves ``acted`` there when it has)."""
-    proc = subprocess.Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
+    proc = Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
                             env=_env(cwd, True), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (cwd / "acted").exists():
@@ -859,7 +859,7 @@ def test_a_call_still_acting_after_its_timeout_is_not_cleared_from_another_proce
         (tmp_path / "serve.py").write_text(SERVED_CALL)
         horismos_load(tmp_path, server.store, "world.ttl")
         env = dict(_env(tmp_path, False), UNTIL=str(tmp_path / "release"), LANE=lane)
-        serving = subprocess.Popen([sys.executable, "serve.py", server.store], cwd=tmp_path,
+        serving = Popen([sys.executable, "serve.py", server.store], cwd=tmp_path,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
         assert serving.stdout is not None

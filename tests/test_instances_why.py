@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 
@@ -81,7 +81,7 @@ def listed(cwd: Path, store: str) -> tuple[dict[str, list[str]], dict[str, dict]
 def hang_then_kill(
         cwd: Path, tools: list[str], store: str, **env: str) -> subprocess.Popen[bytes]:
     """``run --focus :patient45`` as a process of its own, inside its tool's call."""
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", *TRIAGE, *tools, "--store", store,
          "--focus", ":patient45"], cwd=cwd, env={**os.environ, **env},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

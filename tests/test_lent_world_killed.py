@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EX, ward_store
+from forked import Popen
 from test_tools_store_lanes import horismos, project, types_of
 
 SLEEPS = (
@@ -37,7 +38,7 @@ ARGS = ("--args", '{"patient": ":p9", "ward": ":w9"}')
 def running(tmp_path: Path, argv: list[str], lease: str) -> subprocess.Popen[str]:
     """``horismos ARGV`` in ``tmp_path`` holding leases of ``lease`` seconds, running on while
     the test goes on."""
-    return subprocess.Popen(
+    return Popen(
         [sys.executable, "-m", "horismos", *argv], cwd=tmp_path, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         env=os.environ | {"HORISMOS_LEASE": lease})

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from forked import Popen
 from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ
 
 
@@ -34,7 +35,7 @@ def horismos(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
 
 def holding(cwd: Path, kind: str) -> subprocess.Popen[bytes]:
     """A run on the store, held inside its charge (the store open) until killed."""
-    proc = subprocess.Popen(
+    proc = Popen(
         [sys.executable, "-m", "horismos", "run", "pay.ttl", "--store", f"{kind}:store",
          "--tools", "payments.py", "--focus", ":o1"],
         cwd=cwd, env=environ(cwd, "charge-after"), stdout=subprocess.DEVNULL,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 
@@ -135,7 +135,7 @@ def http_serve(served_project: Path) -> Iterator[tuple[str, str]]:
         subprocess.run([sys.executable, "-m", "horismos", "load", str(project / "world.ttl"),
                         "--store", oxigraph.store], check=True, capture_output=True)
         port = free_port()
-        proc = subprocess.Popen(
+        proc = Popen(
             _serve_argv(project, "--store", oxigraph.store, "--transport", "http", "--port",
                         str(port), "--trace-dir", str(tmp_path / "traces")),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from rdflib import RDFS
 
 from horismos import Agent, Trace, read_trace, replay
@@ -256,7 +256,7 @@ def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path)
     loaded = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store,
                       cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stdout + loaded.stderr
-    run = subprocess.Popen(
+    run = Popen(
         [sys.executable, "-m", "horismos", "run", *TRIAGE, *store, "--tools",
          "hung/ehr_client.py", "--focus", ":patient43", "--trace", "t.jsonl"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

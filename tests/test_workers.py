@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
@@ -115,7 +115,7 @@ def held_definitions(ward: Path) -> list[str]:
 
 def worker(ward: Path, store: str, definitions: list[str] = DEFINITIONS,
            **env: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return Popen(
         [sys.executable, "-m", "horismos", "run", *definitions, "--all", "--store", store,
          "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -214,7 +214,7 @@ def test_every_workers_trace_replays_same_or_stopped(ward, server):
     lease = {"HORISMOS_LEASE": "1.5"}
 
     def start(n: int, **extra: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
+        return Popen(
             [sys.executable, "-m", "horismos", "run", *DEFINITIONS, "--all", "--store",
              server.store, "--tools", str(ward / "ehr_client.py"), "-q",
              "--trace", str(ward / f"w{n}.jsonl")],
@@ -252,7 +252,7 @@ def test_an_instance_a_live_process_drives_is_never_taken_over(ward, server):
     the worker has queued every other patient (it was a 3 s sleep, which under load ended
     before the worker had started)."""
     definitions, release = held_definitions(ward), ward / "release"
-    a = subprocess.Popen(
+    a = Popen(
         [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"<{EHR}p00>",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release), "HORISMOS_LEASE": "1.5"},
@@ -437,7 +437,7 @@ def test_two_processes_calling_a_tool_on_one_subject_call_it_once(ward, server):
             str(ward / "ehr_client.py"),
             "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}']
     env = {**os.environ, "ASSIGN_UNTIL": str(release)}
-    procs = [subprocess.Popen(call, cwd=ward, env=env, stdout=subprocess.PIPE,
+    procs = [Popen(call, cwd=ward, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     deadline = time.monotonic() + 60
     while all(p.poll() is None for p in procs) and sum(
@@ -821,7 +821,7 @@ def test_a_catalog_call_during_a_runs_step_on_its_focus_is_refused(ward, server)
     once and the world holds one queue reference."""
     release = ward / "release"  # the run stays in the tool until the call has answered
     definitions = held_definitions(ward)
-    run = subprocess.Popen(
+    run = Popen(
         [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
@@ -848,14 +848,14 @@ def test_a_run_waits_out_a_catalog_call_on_its_focus(ward, server):
     both runs have started and `--all` has queued another patient of p01's batch: `--all`
     reaches p01 while the call is still in it."""
     release, definitions = ward / "release", held_definitions(ward)
-    call = subprocess.Popen(
+    call = Popen(
         [sys.executable, "-m", "horismos", "tools", "call", "ehr.assign_queue", *definitions,
          "--store", server.store, "--tools", str(ward / "ehr_client.py"),
          "--args", f'{{"patient": "<{EHR}p01>", "queue": "<{EHR}routine>"}}'],
         cwd=ward, env={**os.environ, "ASSIGN_UNTIL": str(release)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     _wait_for(ward / "assigning", call)
-    focus_run = subprocess.Popen(
+    focus_run = Popen(
         [sys.executable, "-m", "horismos", "run", *definitions, "--focus", f"{EHR}p01",
          "--store", server.store, "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -940,7 +940,7 @@ def race(tmp_path: Path, server: OxigraphServer, defs: str, script: str, world: 
         "@prefix : <http://example.org/clinic#> .\n" + "\n".join(world) + "\n")
     (tmp_path / "rounds.py").write_text(script)
     horismos_load(tmp_path, server.store, "world.ttl")
-    procs = [subprocess.Popen([sys.executable, "rounds.py", side, server.store, "-1",
+    procs = [Popen([sys.executable, "rounds.py", side, server.store, "-1",
                                str(rounds)], cwd=tmp_path, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for side in "AB"]

@@ -9,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from forked import Popen
+
 
 def start_worker(cwd: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
     """``horismos worker defs.ttl ARGS`` in ``cwd`` (leases of 1.5 s), its output in ``log``."""
     with log.open("w") as out:
-        return subprocess.Popen(
+        return Popen(
             [sys.executable, "-m", "horismos", "worker", "defs.ttl", *args],
             cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, "HORISMOS_LEASE": "1.5"})  # fmt: skip

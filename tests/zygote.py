@@ -18,16 +18,27 @@ module; ``file_size``: RLIMIT_FSIZE, and ``ignore``: signals ignored, both set b
 command runs, as a ``preexec_fn`` sets them between a fresh one's fork and exec); for each,
 two lines on stdout: the child's pid, then its exit code as
 :attr:`subprocess.Popen.returncode` says it (``-N`` for signal N). One command at a time.
+
+A request with ``"spawn": true`` starts a command that runs beside the tests instead (a server,
+a worker, a command a test signals mid-run), for :class:`forked.Popen`. Its stdin, stdout and
+stderr come as three file descriptors over the Unix socket whose number ``argv[1]`` gives, sent
+right after the request line (``SCM_RIGHTS``): the very pipes ``subprocess.Popen`` made. The
+zygote forks a go-between that forks the command and ends; the command, orphaned, becomes the
+child of the test process (which made itself a child subreaper for that moment), so the test
+waits for it, signals it and reads its exit code as it does any child's. One line answers: the
+command's pid.
 """
 
 from __future__ import annotations
 
 import gc
+import io
 import json
 import os
 import resource
 import runpy
 import signal
+import socket
 import sys
 from typing import Any, BinaryIO
 
@@ -55,14 +66,11 @@ def warm() -> None:
 
 
 def child(request: dict[str, Any], requests: BinaryIO, replies: int) -> None:
-    """Become the command: its folder, environment and files, then ``horismos`` run as
-    ``__main__``. Its ``SystemExit`` (or an uncaught exception) ends this process as it ends a
-    fresh one: with the interpreter's own shutdown."""
+    """Become the command: its files, signals and limits, then as :func:`become` says. Its
+    ``SystemExit`` (or an uncaught exception) ends this process as it ends a fresh one: with
+    the interpreter's own shutdown."""
     requests.close()  # the protocol's pipes are the zygote's alone
     os.close(replies)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
     for fd, (name, flags) in enumerate(
         (("stdin", os.O_RDONLY), ("stdout", os.O_WRONLY), ("stderr", os.O_WRONLY))
     ):
@@ -74,6 +82,30 @@ def child(request: dict[str, Any], requests: BinaryIO, replies: int) -> None:
         signal.signal(signum, signal.SIG_IGN)
     if request.get("file_size") is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"],) * 2)
+    become(request)
+
+
+def fresh_stdio() -> None:
+    """``sys.stdin``, ``sys.stdout`` and ``sys.stderr`` made anew over 0, 1 and 2, as a starting
+    interpreter makes them: the zygote's were made over its own files (a pipe, a temporary
+    file), and a text stream remembers what its file was (a stderr made over a file then seeks
+    on a pipe: ``Illegal seek``)."""
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        old = getattr(sys, name)
+        buffered = open(fd, "rb" if fd == 0 else "wb", closefd=False)  # noqa: SIM115
+        stream = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
+                                  newline="\n", line_buffering=fd == 2 or os.isatty(fd))
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def become(request: dict[str, Any]) -> None:
+    """From its folder on: the command's environment and standard streams, then ``horismos``
+    (or the script) run as ``__main__``."""
+    fresh_stdio()
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
     script = request.get("script")
     if script:
         sys.argv = [script, *request["args"]]
@@ -85,7 +117,60 @@ def child(request: dict[str, Any], requests: BinaryIO, replies: int) -> None:
         runpy.run_module("horismos", run_name="__main__", alter_sys=True)
 
 
+def spawned(request: dict[str, Any], fds: list[int], requests: BinaryIO,
+            channel: socket.socket, replies: int, said: int) -> None:
+    """Become a command started beside the tests: its session or process group as
+    ``subprocess.Popen`` would set them, its three descriptors as 0, 1 and 2 and none of the
+    protocol's, SIGINT as a fresh interpreter sets it and the signals ``ignore`` names ignored,
+    then as :func:`become` says."""
+    requests.close()
+    channel.close()
+    os.close(replies)
+    os.close(said)
+    if request.get("start_new_session"):
+        os.setsid()
+    elif request.get("process_group", -1) >= 0:
+        os.setpgid(0, request["process_group"])
+    for fd, given in enumerate(fds):
+        os.dup2(given, fd)
+    for given in fds:
+        os.close(given)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in request.get("ignore", ()):
+        signal.signal(signum, signal.SIG_IGN)
+    become(request)
+
+
+def spawn(request: dict[str, Any], requests: BinaryIO, channel: socket.socket,
+          replies: int) -> None:
+    """Start a command that runs beside the tests, orphaned to the test process (see the module
+    docstring), and answer its pid once the go-between has ended, and so the orphaning is
+    done. The command's own end (``SystemExit`` or an uncaught exception) leaves this function
+    and ends the process as :func:`child`'s does."""
+    _, fds, _, _ = socket.recv_fds(channel, 1, 3)
+    pipe_r, pipe_w = os.pipe()
+    between = os.fork()
+    if between == 0:
+        try:
+            os.close(pipe_r)
+            pid = os.fork()
+        except BaseException:  # the go-between never goes back to serving requests
+            os._exit(1)
+        if pid == 0:
+            spawned(request, fds, requests, channel, replies, pipe_w)
+            sys.exit(0)
+        os.write(pipe_w, f"{pid}\n".encode())
+        os._exit(0)
+    for fd in (*fds, pipe_w):
+        os.close(fd)
+    os.waitpid(between, 0)
+    with os.fdopen(pipe_r, "rb") as said:
+        pid = said.read().strip() or b"0"
+    os.write(replies, pid + b"\n")
+
+
 def serve() -> None:
+    channel = socket.socket(fileno=int(sys.argv[1]))
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.dup(1)
     # the protocol's pipes are not the commands' files: a child takes its own over 0, 1 and 2
@@ -96,6 +181,9 @@ def serve() -> None:
     warm()
     for line in requests:
         request = json.loads(line)
+        if request.get("spawn"):
+            spawn(request, requests, channel, replies)
+            continue
         pid = os.fork()
         if pid == 0:
             child(request, requests, replies)
