@@ -167,12 +167,15 @@ def _subreaper(on: bool) -> None:
         raise OSError(errno, os.strerror(errno))
 
 
-def _signals(ignore: tuple[int, ...]) -> None:
+def _signals(ignore: tuple[int, ...], file_size: int | None) -> None:
     """A ``preexec_fn``: SIGINT at its default (a fresh interpreter then raises
-    ``KeyboardInterrupt``), and the signals ``ignore`` names ignored."""
+    ``KeyboardInterrupt``), the signals ``ignore`` names ignored, files limited to
+    ``file_size`` bytes if given."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     for signum in ignore:
         signal.signal(signum, signal.SIG_IGN)
+    if file_size is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
 
 class Popen(subprocess.Popen):  # type: ignore[type-arg]
@@ -191,13 +194,15 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
 
     A ``horismos`` (or script) command starts with SIGINT raising ``KeyboardInterrupt``, as a
     terminal's foreground job does, whatever this process has (a shell starts a background job,
-    ``pytest … &``, with SIGINT ignored, and a fresh child inherits that), and with the signals
-    ``ignore`` names ignored.
+    ``pytest … &``, with SIGINT ignored, and a fresh child inherits that), with the signals
+    ``ignore`` names ignored and, given ``file_size``, allowed to write no file past that many
+    bytes (RLIMIT_FSIZE; a pipe has no size, so its output still reaches the test whole).
     """
 
     def __init__(self, args: Any, *more: Any, ignore: tuple[int, ...] = (),
-                 **options: Any) -> None:
+                 file_size: int | None = None, **options: Any) -> None:
         self._ignore = tuple(int(signum) for signum in ignore)
+        self._file_size = file_size
         super().__init__(args, *more, **options)
 
     def _execute_child(  # type: ignore[override]
@@ -225,7 +230,7 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
         )
         if not forkable or not zygote.lock.acquire(blocking=False):
             if ours and preexec_fn is None:
-                preexec_fn = functools.partial(_signals, self._ignore)
+                preexec_fn = functools.partial(_signals, self._ignore, self._file_size)
             super()._execute_child(  # type: ignore[misc]
                 args, executable, preexec_fn, close_fds, pass_fds, cwd, env, startupinfo,
                 creationflags, shell, p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,
@@ -238,6 +243,7 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
             "script": None if module else os.path.join(folder, command[1]), "cwd": folder,
             "env": environment, "start_new_session": bool(start_new_session),
             "process_group": process_group, "ignore": list(self._ignore),
+            "file_size": self._file_size,
         }
         # what the child would inherit where Popen gives it nothing of its own
         fds = [p2cread if p2cread != -1 else 0, c2pwrite if c2pwrite != -1 else 1,
@@ -258,3 +264,31 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
         self.pid = pid
         self._child_created = True
         self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)  # type: ignore[attr-defined]
+
+
+def run(args: Any, *, input: Any = None, capture_output: bool = False,
+        timeout: float | None = None, check: bool = False,
+        **options: Any) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` over :class:`Popen`: the same pipes, timeout (the child killed, then
+    :class:`subprocess.TimeoutExpired`), ``check`` and answer, for a command whose output
+    must reach the test through a pipe (a file it writes under a size limit, unlike
+    :func:`horismos_forked`'s files) or that :func:`horismos_forked` does not take."""
+    if input is not None:
+        options["stdin"] = subprocess.PIPE
+    if capture_output:
+        options["stdout"] = options["stderr"] = subprocess.PIPE
+    with Popen(args, **options) as process:
+        try:
+            stdout, stderr = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as timed_out:
+            process.kill()
+            timed_out.output, timed_out.stderr = process.communicate()
+            raise
+        except BaseException:
+            process.kill()
+            raise
+        code = process.poll()
+        assert code is not None
+        if check and code:
+            raise subprocess.CalledProcessError(code, process.args, stdout, stderr)
+    return subprocess.CompletedProcess(process.args, code, stdout, stderr)

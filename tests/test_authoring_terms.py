@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -218,12 +217,12 @@ def test_candidates_of_the_other_kind_than_the_next_step_takes_are_an_error(
 def test_a_term_declared_nowhere_is_quiet_when_the_world_uses_it(tmp_path: Path) -> None:
     """As for a pattern's terms: world data may use what the ontology does not declare."""
     path, _ = edited(tmp_path, TRIAGE, "horis:focusType :Patient", "horis:focusType :Walkin")
-    command = [sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])]
-    p = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    command = ["validate", str(path), str(TRIAGE[1])]
+    p = horismos_forked(".", *command, timeout=120)
     assert p.returncode == 0 and "horis:focusType :Walkin is declared" in p.stdout, p.stdout
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n:p1 a :Walkin .\n")
-    p = subprocess.run([*command, "--world", str(tmp_path / "w.ttl"), "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", *command, "--world", str(tmp_path / "w.ttl"), "--store", "memory",
+                        timeout=120)
     assert p.returncode == 0 and ":Walkin" not in p.stdout, p.stdout + p.stderr
 
 
@@ -241,11 +240,10 @@ def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_
         "        horis:asserts [ horis:property :assignedNurse ; horis:value :nurse07 ] ;", 1)
     path.write_text(text)
     line = next(i for i, x in enumerate(text.splitlines(), 1) if ":Urgent" in x)
-    command = [sys.executable, "-m", "horismos", "validate", str(path), str(TRIAGE[1])]
-    alone = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    command = ["validate", str(path), str(TRIAGE[1])]
+    alone = horismos_forked(".", *command, timeout=120)
     assert alone.returncode == 0 and ":Urgent" not in alone.stdout, alone.stdout
-    p = subprocess.run([*command, "--world", world, "--store", "memory"],
-                       capture_output=True, text=True, timeout=120)
+    p = horismos_forked(".", *command, "--world", world, "--store", "memory", timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     urgent = next(x for x in p.stdout.splitlines() if ":Urgent" in x)
     assert urgent.startswith(f"{path}:{line}: warning: :QueuePatient: horis:requires names "
@@ -264,8 +262,8 @@ def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_withou
     not, it is said once, keeping the definitions' name as the did-you-mean."""
     status = "?old :status :Cancelled ;"
     path, line = edited(tmp_path, REBOOKING, status, "?old :status :Canceled ;")
-    command = [sys.executable, "-m", "horismos", "validate", str(path), str(REBOOKING[1])]
-    alone = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    command = ["validate", str(path), str(REBOOKING[1])]
+    alone = horismos_forked(".", *command, timeout=120)
     assert alone.returncode == 0, alone.stdout + alone.stderr
     (warned,) = [x for x in alone.stdout.splitlines() if ":Canceled" in x]
     assert warned.startswith(f"{path}:{line}: warning: ")
@@ -274,14 +272,13 @@ def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_withou
     assert warned.endswith("did you mean :Cancelled?")
     world = tmp_path / "w.ttl"
     world.write_text("@prefix : <http://example.org/travel#> .\n:f1 a :Flight .\n")
-    beside = subprocess.run([*command, "--world", str(world), "--store", "memory"],
-                            capture_output=True, text=True, timeout=120)
+    beside = horismos_forked(".", *command, "--world", str(world), "--store", "memory",
+                             timeout=120)
     (warned,) = [x for x in beside.stdout.splitlines() if ":Canceled" in x]
     assert "neither the definitions nor the world hold" in warned
     assert warned.endswith("did you mean :Cancelled?")
     world.write_text("@prefix : <http://example.org/travel#> .\n:f1 :status :Canceled .\n")
-    held = subprocess.run([*command, "--world", str(world), "--store", "memory"],
-                          capture_output=True, text=True, timeout=120)
+    held = horismos_forked(".", *command, "--world", str(world), "--store", "memory", timeout=120)
     assert ":Canceled" not in held.stdout, held.stdout
     # another node of a numbered series is the world's to hold, not a typo
     path, _ = edited(tmp_path, REBOOKING, status, "?old :status :Cancelled2 ;")

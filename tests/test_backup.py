@@ -8,13 +8,12 @@ of the call in flight among them, so the restored world called the tool again.
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from forked import Popen
+from forked import Popen, run
 from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ, ledger, run_until_killed
 
 
@@ -27,13 +26,10 @@ def shop(tmp_path: Path) -> Path:
 
 
 def horismos(cwd: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
-    def low_limit() -> None:
-        if limit is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          env=environ(cwd, None), capture_output=True, text=True, timeout=300,
-                          preexec_fn=low_limit)
+    """``horismos ARGS`` in ``cwd``, allowed to write no file past ``limit`` bytes if given
+    (its output is piped, so it reaches the test whole)."""
+    return run([sys.executable, "-m", "horismos", *args], cwd=cwd, env=environ(cwd, None),
+               capture_output=True, text=True, timeout=300, file_size=limit)
 
 
 @pytest.mark.parametrize("kind", ["oxigraph", "journal"])

@@ -1495,10 +1495,7 @@ def test_ctrl_c_after_a_call_still_writes_out(tmp_path: Path, lane: str) -> None
 
     def interrupted(*args: str, at: int) -> subprocess.CompletedProcess[str]:
         (tmp_path / "interrupt-at").write_text(str(at))
-        return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL,
-                              preexec_fn=sigint_at(signal.default_int_handler))
+        return horismos_forked(tmp_path, *args, timeout=120)  # SIGINT: KeyboardInterrupt
 
     tools = ("--tools", "guests", "--store", "memory")
     if lane == "run":
@@ -1582,9 +1579,7 @@ def _stopped_mid_call(tmp_path: Path, signame: str, *command: str
     (tmp_path / "guests.py").write_text(SLOW_GUESTS.replace("SIGNAME", signame))
     (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/guests#> .\n:g1 a :Guest .\n")
     assert horismos("load", "w.ttl", "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
-    p = subprocess.run([sys.executable, "-m", "horismos", *command], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                       preexec_fn=sigint_at(signal.default_int_handler))
+    p = horismos_forked(tmp_path, *command, timeout=120)  # SIGINT: KeyboardInterrupt
     # the process waited for the tool: its prompt given back only once the tool had finished
     assert not (tmp_path / "finished").exists(), p.stdout + p.stderr
     assert p.returncode == (130 if signame == "SIGINT" else 143), p.stdout + p.stderr

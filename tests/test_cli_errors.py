@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import horismos_forked, run
 from listening import free_port
 from test_cli import ROOT, TOOLS, TRIAGE, WORLD, horismos, no_traceback
 
@@ -89,8 +89,8 @@ def test_a_store_left_open_whose_digest_the_disk_refuses_at_exit_says_one_line(
         world.commit(Change(add=[(URIRef("urn:a"), URIRef("urn:p"), Literal(1), None)]))
         resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
     """))
-    p = subprocess.run([sys.executable, "left_open.py"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+    p = run([sys.executable, "left_open.py"], cwd=tmp_path, capture_output=True, text=True,
+            timeout=120)  # piped: its own file size limit leaves a pipe alone
     assert p.returncode == 0, p.stderr
     assert p.stderr.startswith("horismos: error: the store at st could not write its digest "
                                "on closing ("), p.stderr
@@ -209,8 +209,7 @@ def test_a_commit_the_disk_refuses_names_the_store_and_what_to_do(tmp_path: Path
         except StoreError:
             pass
     """))
-    p = subprocess.run([sys.executable, "commits.py"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+    p = horismos_forked(tmp_path, script=tmp_path / "commits.py", timeout=120)
     assert p.returncode == 0, p.stderr
     said = p.stdout.splitlines()[0]
     assert said.startswith("refused: the store at st could not write a commit: the file "
@@ -239,8 +238,7 @@ def test_a_store_whose_digest_the_disk_refused_on_closing_is_let_go(tmp_path: Pa
         with World.open("oxigraph:st") as again:
             print("opened again:", len(again.canonical().splitlines()))
     """))
-    p = subprocess.run([sys.executable, "reopen.py"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+    p = horismos_forked(tmp_path, script=tmp_path / "reopen.py", timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("refused: the store at st could not write its digest on "
                                "closing ("), p.stdout
@@ -456,8 +454,8 @@ def test_a_store_that_could_not_close_is_said_after_an_input_unread(
     that then could not close was not told."""
     assert horismos("load", *WORLD[1:], "--store", "oxigraph:st", cwd=tmp_path).returncode == 0
     (tmp_path / "not_closed.py").write_text(NOT_CLOSED.format(error=error), encoding="utf-8")
-    p = subprocess.run([sys.executable, "not_closed.py", "digest", "--store", "oxigraph:st"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    p = horismos_forked(tmp_path, "digest", "--store", "oxigraph:st",
+                        script=tmp_path / "not_closed.py", timeout=120)
     assert (p.returncode, p.stderr) == (2, (
         f"horismos digest: error: {said}\n"
         "horismos digest: also: the store at st could not write its digest on closing\n")), (

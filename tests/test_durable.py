@@ -579,9 +579,8 @@ def test_run_focus_again_from_its_own_out_file_leaves_a_waiting_instance_to_resu
     (shop / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(horismos("run", "pay.ttl", "--tools", "payments.py", *args),
-                              cwd=shop, env=environ(shop, None), capture_output=True,
-                              text=True, timeout=300)
+        return horismos_forked(shop, "run", "pay.ttl", "--tools", "payments.py", *args,
+                               env=environ(shop, None), timeout=300)
 
     first = run("--world", "world.ttl", "--focus", ":o1", "--out", "w1.trig")
     assert first.returncode == 3, first.stdout + first.stderr  # it waits at :Confirm

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from forked import Popen
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from test_cli import sigint_at
 from test_client_retries import _env, ledger, shop
@@ -83,8 +83,7 @@ def test_ctrl_c_mid_call_then_the_same_run_again_charges_once(tmp_path, inline, 
     # that had finished (a Ctrl-C after its last commit) is started anew by running again
     assert "one that had finished is not" in said, said
     assert "horismos instances --store journal:world" in said, said
-    again = subprocess.run([sys.executable, "-m", "horismos", *RUN], cwd=tmp_path,
-                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    again = horismos_forked(tmp_path, *RUN, env=_env(tmp_path), timeout=60)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "is not called again" in again.stdout, again.stdout
     assert "Traceback" not in again.stdout + again.stderr
@@ -105,8 +104,7 @@ def test_ctrl_c_mid_inline_call_then_the_same_call_again_charges_once(tmp_path, 
         return  # the same call again is another call, as without the Ctrl-C
     assert first.returncode == 130, first.stdout + first.stderr
     assert "is in doubt" in first.stderr, first.stderr
-    again = subprocess.run([sys.executable, "-m", "horismos", *CALL], cwd=tmp_path,
-                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    again = horismos_forked(tmp_path, *CALL, env=_env(tmp_path), timeout=60)
     assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
     assert ledger(tmp_path) == [BILLED]
 
@@ -145,7 +143,6 @@ def test_ctrl_c_as_the_store_closes_at_exit_is_no_traceback(tmp_path) -> None:
     assert (tmp_path / "ctrl-c-at-close").exists(), first.stderr  # the Ctrl-C was pressed
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Traceback" not in first.stderr, first.stderr
-    again = subprocess.run([sys.executable, "-m", "horismos", *keyed], cwd=tmp_path,
-                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    again = horismos_forked(tmp_path, *keyed, env=_env(tmp_path), timeout=60)
     assert again.returncode == 0 and "replayed" in again.stdout, again.stdout + again.stderr
     assert ledger(tmp_path) == [BILLED]

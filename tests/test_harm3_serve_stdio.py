@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from forked import horismos_forked
 from in_process import horismos_load
 from test_client_retries import _env, ledger, shop
 
@@ -76,9 +77,8 @@ def test_a_stdio_client_killed_mid_call_leaves_the_call_landed(tmp_path) -> None
         time.sleep(0.05)
     err = (tmp_path / "serve.err").read_text()
     assert "Traceback" not in err, err
-    listed = subprocess.run([sys.executable, "-m", "horismos", "instances", "--store",
-                             "journal:world", "--format", "json"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60)
+    listed = horismos_forked(tmp_path, "instances", "--store", "journal:world", "--format",
+                             "json", timeout=60)
     (instance,) = json.loads(listed.stdout)
     assert instance["status"] == "completed", instance
     assert ledger(tmp_path) == [BILLED]

@@ -10,11 +10,11 @@ now written beside ``W`` and put in its place, and the error says what was and w
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
+from forked import run
 from rdflib import Dataset
 from shop_files import CHARGE_TOOL, SHOP_HEAD
 
@@ -36,11 +36,8 @@ LIMIT = 150_000  # bytes: less than the world written back
 
 
 def horismos(folder: Path, *args: str, limit: bool = False) -> subprocess.CompletedProcess[str]:
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
-
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=folder, text=True,
-                          capture_output=True, timeout=120, preexec_fn=cap if limit else None)
+    return run([sys.executable, "-m", "horismos", *args], cwd=folder, text=True,
+               capture_output=True, timeout=120, file_size=LIMIT if limit else None)
 
 
 def test_a_world_written_in_place_and_cut_short_keeps_what_it_held(tmp_path: Path) -> None:

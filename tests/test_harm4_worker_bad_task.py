@@ -10,11 +10,10 @@ number, was a traceback in the worker's log.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
@@ -54,8 +53,7 @@ def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(
     worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,
                           "--tools", "shop.py", "-c", "1", "-v")
     try:
-        sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+        sent = horismos_forked(tmp_path, broker.url, script=tmp_path / "send.py", timeout=60)
         assert sent.returncode == 0, sent.stderr
         ledger = tmp_path / "ledger"
         deadline = time.monotonic() + 20

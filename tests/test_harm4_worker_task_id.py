@@ -8,11 +8,10 @@ a file name in the folder.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
@@ -44,8 +43,7 @@ def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(
     worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,
                           "--tools", "shop.py", "-c", "1", "--traces", "traces")
     try:
-        sent = subprocess.run([sys.executable, "send.py", broker.url], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+        sent = horismos_forked(tmp_path, broker.url, script=tmp_path / "send.py", timeout=60)
         assert sent.returncode == 0, sent.stderr
         deadline = time.monotonic() + 20
         while not (tmp_path / "ledger").exists():

@@ -15,8 +15,6 @@ and the line says the tool may have acted.
 from __future__ import annotations
 
 import http.client
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
@@ -127,8 +126,8 @@ def _work(
     worker = start_worker(tmp_path, log, "--store", proxy.store, "--broker", broker.url,
                           "--tools", "shop.py", "-c", "1", "-v")  # fmt: skip
     try:
-        sent = subprocess.run([sys.executable, "send.py", broker.url, *foci], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        sent = horismos_forked(tmp_path, broker.url, *foci, script=tmp_path / "send.py",
+                               timeout=60)
         assert sent.returncode == 0, sent.stderr
         ledger = tmp_path / "ledger"
         deadline = time.monotonic() + 30
@@ -173,9 +172,8 @@ def test_a_commit_refused_after_the_tool_acted_is_said_and_the_instance_kept(
     assert said.count("dropped") == 1, said
     # the instance stays as the store has it: running, its call held in doubt, and driven by
     # no process (the worker dropped the task and gave its claim back): interrupted
-    shown = subprocess.run(
-        [sys.executable, "-m", "horismos", "instances", "defs.ttl", "--store", server.store],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
+    shown = horismos_forked(tmp_path, "instances", "defs.ttl", "--store", server.store,
+                            timeout=60)
     rows = {line.split()[2]: line.split()[3:5] for line in shown.stdout.splitlines()[1:]}
     assert rows == {":o2": ["interrupted", ":Charge"], ":o1": ["completed", "-"]}, shown.stdout
     assert "no live process holds its claim" in shown.stdout, shown.stdout

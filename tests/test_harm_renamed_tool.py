@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from forked import Popen
+from forked import Popen, horismos_forked
 from in_process import horismos_load
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD, TWO_ORDERS
 
@@ -76,10 +76,7 @@ def _env(root: Path, bad: bool = False) -> dict[str, str]:
 
 def horismos(root: Path, *args: str, bad: bool = False) -> subprocess.CompletedProcess[str]:
     env = _env(root, bad)
-    return subprocess.run(
-        [sys.executable, "-m", "horismos", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
-    )
+    return horismos_forked(root, *args, env=env, timeout=300)
 
 
 def run(root: Path, files: str, focus: str = ":o1", bad: bool = False):

@@ -121,8 +121,8 @@ def spawned(request: dict[str, Any], fds: list[int], requests: BinaryIO,
             channel: socket.socket, replies: int, said: int) -> None:
     """Become a command started beside the tests: its session or process group as
     ``subprocess.Popen`` would set them, its three descriptors as 0, 1 and 2 and none of the
-    protocol's, SIGINT as a fresh interpreter sets it and the signals ``ignore`` names ignored,
-    then as :func:`become` says."""
+    protocol's, SIGINT as a fresh interpreter sets it, the signals ``ignore`` names ignored and
+    ``file_size`` set as :func:`child` sets them, then as :func:`become` says."""
     requests.close()
     channel.close()
     os.close(replies)
@@ -138,6 +138,8 @@ def spawned(request: dict[str, Any], fds: list[int], requests: BinaryIO,
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for signum in request.get("ignore", ()):
         signal.signal(signum, signal.SIG_IGN)
+    if request.get("file_size") is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"],) * 2)
     become(request)
 
 
