@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import compileall
 import itertools
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer, ServerPool
@@ -100,6 +102,14 @@ class Recorder:
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()
+
+
+@pytest.fixture
+def forked_popen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``subprocess.Popen`` is :class:`forked.Popen` for the test: a ``horismos`` command a
+    library starts itself (the MCP SDK's ``stdio_client``, through anyio and asyncio) is forked
+    from the zygote, a process of its own all the same; any other command starts as ever."""
+    monkeypatch.setattr(subprocess, "Popen", forked.Popen)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any, cast
 
 ZYGOTE = Path(__file__).parent / "zygote.py"
+_Popen = subprocess.Popen
+"""The standard library's, whatever a test makes ``subprocess.Popen`` (conftest.py's
+``forked_popen``): the zygote itself is started the ordinary way."""
 _STARTUP = ("PYTHON", "LANG", "LC_")
 """Variables an interpreter reads as it starts: a command given other values than the zygote
 started with gets a fresh interpreter."""
@@ -46,7 +49,7 @@ class _Zygote:
         self.said = tempfile.TemporaryFile()  # noqa: SIM115  # open as long as the zygote
         # the three descriptors of a command it starts beside the tests go over this
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.process = subprocess.Popen(
+        self.process = _Popen(
             [sys.executable, str(ZYGOTE), str(theirs.fileno())], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.said, env=self.env, pass_fds=[theirs.fileno()],
         )
@@ -178,7 +181,7 @@ def _signals(ignore: tuple[int, ...], file_size: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
 
-class Popen(subprocess.Popen):  # type: ignore[type-arg]
+class Popen(_Popen):  # type: ignore[type-arg]
     """``subprocess.Popen``, with ``[sys.executable, "-m", "horismos", *ARGS]`` (or
     ``[sys.executable, "SCRIPT.py", *ARGS]``) started as a fork of ``tests/zygote.py`` instead of
     a fresh interpreter: ~0.15 s of CPU where a fresh one spends ~0.7 s.

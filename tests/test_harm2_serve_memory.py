@@ -16,6 +16,9 @@ from test_client_retries import _env, ledger, shop
 
 from horismos._idempotency import MCP_META_KEY
 
+# an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
+pytestmark = pytest.mark.usefixtures("forked_popen")
+
 BILLED = "bill http://example.org/pay#o1"
 WARNED = "the world is kept in this process's memory and ends with it"
 

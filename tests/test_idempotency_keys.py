@@ -31,6 +31,9 @@ from horismos._idempotency import MCP_META_KEY, read_key
 from horismos._intents import CALLING
 from horismos._stores.base import WrappedStore
 
+# an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
+pytestmark = pytest.mark.usefixtures("forked_popen")
+
 BILL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py")
 O1 = ("--args", '{"order": ":o1"}')
 BILLED = "bill http://example.org/pay#o1"

@@ -24,6 +24,9 @@ from rdflib import Namespace
 
 from horismos import World
 
+# an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
+pytestmark = pytest.mark.usefixtures("forked_popen")
+
 KILL_AT = Path(__file__).parent / "kill_at.py"
 P = Namespace("http://example.org/pay#")
 

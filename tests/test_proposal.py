@@ -24,6 +24,9 @@ from horismos._proposal import Reply, Unusable, judge_reply, lexical_rank
 from horismos._replay import replay
 from horismos._vocab import HORIS, PROV
 
+# an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
+pytestmark = pytest.mark.usefixtures("forked_popen")
+
 T = Namespace("http://example.org/trip#")
 
 PREFIXES = """\

@@ -24,6 +24,9 @@ from forked import Popen, horismos_forked
 from listening import free_port, wait_listening
 from oxigraph_server import OxigraphServer
 
+# an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
+pytestmark = pytest.mark.usefixtures("forked_popen")
+
 ROOT = Path(__file__).parent.parent
 INSPECTOR = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "mcp-inspector"
 
