@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from forked import horismos_forked
+from forked import horismos_forked, run
 from rdflib import Literal, URIRef
 
 from horismos import World
@@ -80,8 +79,8 @@ WRITER = textwrap.dedent('''
 def write(tmp_path: Path, how: str = "kill", commits: int = 3) -> dict[str, object]:
     """Run :data:`WRITER` in ``tmp_path``; what it held when it died (or closed)."""
     (tmp_path / "writer.py").write_text(WRITER)
-    done = subprocess.run([sys.executable, "writer.py", how, str(commits)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = run([sys.executable, "writer.py", how, str(commits)], cwd=tmp_path,
+               capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr, done.stderr
     return json.loads((tmp_path / "seen.json").read_text())
 
@@ -226,8 +225,8 @@ def test_a_commit_the_disk_refuses_raises_and_leaves_the_world_as_it_was(tmp_pat
         print(json.dumps({"refused": refused, "same": same, "kept": kept}))
     ''')
     (tmp_path / "full.py").write_text(script)
-    done = subprocess.run([sys.executable, "full.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    done = run([sys.executable, "full.py"], cwd=tmp_path, capture_output=True,
+               text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout)
     assert "the commit was not written" in said["refused"], said
@@ -368,8 +367,8 @@ def test_a_snapshot_that_fails_part_way_takes_no_more_commits_until_reopened(tmp
     memory and on disk nowhere, so the world reopened was not the one the later commits were
     made on. Either way the store now refuses commits until it is reopened."""
     (tmp_path / "half.py").write_text(HALF_ROTATED)
-    done = subprocess.run([sys.executable, "half.py", blocked], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = run([sys.executable, "half.py", blocked], cwd=tmp_path,
+               capture_output=True, text=True, timeout=60)
     assert "Traceback" not in done.stderr, done.stderr
     said = json.loads(done.stdout)
     assert "was not written" in said["load"], said
@@ -457,8 +456,8 @@ def test_a_commit_interrupted_after_its_record_was_written_is_not_replayed(tmp_p
     commit raised, so its record is cut back; it was left in the journal, replayed at the
     next open (and the journal's length this process kept was short by it)."""
     (tmp_path / "interrupted.py").write_text(INTERRUPTED)
-    done = subprocess.run([sys.executable, "interrupted.py"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = run([sys.executable, "interrupted.py"], cwd=tmp_path,
+               capture_output=True, text=True, timeout=60)
     assert done.stdout == "interrupted\n", done.stderr
     with World.open(f"journal:{tmp_path / 'store'}") as world:
         assert {o for _, _, o, _ in world.store.quads()} == {Literal("first"), Literal("third")}

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from forked import Popen
+from forked import Popen, run
 from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ
 
 
@@ -28,9 +28,9 @@ def shop(tmp_path: Path) -> Path:
 
 
 def horismos(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                          env={**environ(cwd, None), **env}, capture_output=True, text=True,
-                          timeout=300)
+    return run([sys.executable, "-m", "horismos", *args], cwd=cwd,
+               env={**environ(cwd, None), **env}, capture_output=True, text=True,
+               timeout=300)
 
 
 def holding(cwd: Path, kind: str) -> subprocess.Popen[bytes]:

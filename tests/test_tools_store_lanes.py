@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ENGINE, EX, PREFIXES, WARD
-from forked import horismos_forked
+from forked import horismos_forked, run
 from in_process import horismos_in_process, horismos_load
 from listening import free_port, mcp_http_server
 from rdflib import RDF
@@ -332,10 +332,10 @@ def test_world_data_stays_with_a_call_whose_commit_landed_though_closing_raised(
     issued = horismos("tools", "approve", "c.transfer", *defs, *store, *args, cwd=tmp_path)
     assert issued.returncode == 0, issued.stderr
     (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
-    p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
-                        *store, "--world", "more.ttl", *args, "--approval",
-                        issued.stdout.strip()], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=120, stdin=subprocess.DEVNULL)
+    p = run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
+             *store, "--world", "more.ttl", *args, "--approval",
+             issued.stdout.strip()], cwd=tmp_path, capture_output=True, text=True,
+            timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr  # completed: closing is a note after it
     assert "note: closing the binding of c.transfer failed" in p.stderr, p.stderr
     assert "close failed" in p.stderr and "Traceback" not in p.stderr
@@ -355,11 +355,11 @@ def test_the_trace_of_a_refused_call_ends_though_closing_its_bindings_raised(
     horismos_load(tmp_path, store[1], "ward.ttl")
     before = digest(store, tmp_path)
     (tmp_path / "close_fails.py").write_text(CLOSE_FAILS, encoding="utf-8")
-    p = subprocess.run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
-                        *store, "--world", "more.ttl", "--args",
-                        '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       stdin=subprocess.DEVNULL)
+    p = run([sys.executable, "close_fails.py", "tools", "call", "c.transfer", *defs,
+             *store, "--world", "more.ttl", "--args",
+             '{"patient": ":p9", "ward": ":w9"}', "--trace", "t.jsonl"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL)
     assert p.returncode == 5, p.stdout + p.stderr  # refused (approval), as without the close
     assert "refused (approval)" in p.stdout and "Traceback" not in p.stderr, p.stderr
     assert "note: closing the binding of c.transfer failed after the call ended refused: "\
@@ -429,9 +429,9 @@ def test_approve_lends_world_data_only_to_write_it_out(tmp_path: Path) -> None:
 
     def approve(*out: str) -> list[str]:
         (tmp_path / "commits.log").unlink(missing_ok=True)
-        p = subprocess.run([sys.executable, "counted.py", "tools", "approve", "c.transfer",
-                            *defs, *store, "--world", "more.ttl", *args, *out], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        p = run([sys.executable, "counted.py", "tools", "approve", "c.transfer",
+                 *defs, *store, "--world", "more.ttl", *args, *out], cwd=tmp_path,
+                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
         assert p.returncode == 0, p.stdout + p.stderr
         return (tmp_path / "commits.log").read_text(encoding="utf-8").splitlines()
 
