@@ -219,19 +219,19 @@ class Popen(_Popen):  # type: ignore[type-arg]
         command = [os.fspath(a) for a in args] if isinstance(args, (list, tuple)) else None
         folder = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
         environment = dict(os.environ if env is None else env)
-        zygote = _the_zygote()
         ours = (
             command is not None and not shell and executable is None and len(command) > 1
             and command[0] == sys.executable
             and (command[1:3] == ["-m", "horismos"]
                  or (command[1].endswith(".py") and not command[1].startswith("-")))
         )
+        zygote = _the_zygote() if ours else None  # none started for a command it would not run
         forkable = (
-            ours and preexec_fn is None and not pass_fds and gid is None and gids is None
-            and uid is None and umask < 0 and os.path.isdir(folder)
+            zygote is not None and preexec_fn is None and not pass_fds and gid is None
+            and gids is None and uid is None and umask < 0 and os.path.isdir(folder)
             and _startup(environment) == _startup(zygote.env)
         )
-        if not forkable or not zygote.lock.acquire(blocking=False):
+        if not forkable or zygote is None or not zygote.lock.acquire(blocking=False):
             if ours and preexec_fn is None:
                 preexec_fn = functools.partial(_signals, self._ignore, self._file_size)
             super()._execute_child(  # type: ignore[misc]
@@ -239,7 +239,7 @@ class Popen(_Popen):  # type: ignore[type-arg]
                 creationflags, shell, p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,
                 restore_signals, gid, gids, uid, umask, start_new_session, *rest)
             return
-        assert command is not None
+        assert command is not None and zygote is not None
         module = command[1:3] == ["-m", "horismos"]
         request = {
             "spawn": True, "args": command[3:] if module else command[2:],
