@@ -168,3 +168,26 @@ def test_run_answers_as_subprocess_run_over_pipes(tmp_path: Path, script: Path) 
     assert run([sys.executable, str(script), "exit", "3"], cwd=tmp_path).returncode == 3
     with pytest.raises(subprocess.TimeoutExpired):
         run([sys.executable, str(script), "sleep"], cwd=tmp_path, timeout=0.5)
+
+
+@pytest.mark.usefixtures("forked_popen")
+def test_a_process_asyncio_starts_under_forked_popen_is_forked_and_waited_for(
+        tmp_path: Path) -> None:
+    """What the MCP SDK's stdio_client does (anyio, then asyncio, then ``subprocess.Popen``):
+    the command forked from the zygote, in its own session as asked, and its exit code read by
+    asyncio's own child watcher."""
+    import asyncio
+
+    (tmp_path / "beside.py").write_text(BESIDE)
+
+    async def talk() -> tuple[list[str], int]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "beside.py", cwd=tmp_path, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        assert proc.stdout is not None and proc.stdin is not None
+        said = (await proc.stdout.readline()).decode().split()
+        proc.stdin.write(b"exit\n")
+        return said, await asyncio.wait_for(proc.wait(), 30)
+
+    (pid, session, imported, *_), code = asyncio.run(talk())
+    assert (imported, int(session), code) == ("True", int(pid), 7)
