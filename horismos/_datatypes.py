@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
@@ -21,6 +23,7 @@ __all__ = [
     "is_datatype",
     "literal_datatype",
     "literal_hint",
+    "numeric_literal",
     "range_refusing",
     "turtle_term",
 ]
@@ -181,3 +184,19 @@ def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
         if form.fullmatch(text) and (dt == r or (dt in NUMERIC and r in NUMERIC)):
             return f"write {text} without quotes"
     return f'write "{text}"^^{name(r)}'
+
+
+def numeric_literal(term: Any) -> tuple[Decimal, str] | None:
+    """A SPARQL expression's numeric literal, or one negated (``-5.5``): its value and its
+    text as written; None for anything else (a variable, a string, NaN or INF)."""
+    negated = getattr(term, "name", None) == "UnaryMinus"
+    lit = term.expr if negated else term
+    if not isinstance(lit, Literal) or lit.datatype not in NUMERIC:
+        return None
+    try:
+        value = Decimal(str(lit))
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    return (-value if negated else value), ("-" if negated else "") + str(lit)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from rdflib import RDF, Literal, URIRef, Variable
+from rdflib import RDF, URIRef, Variable
 from rdflib.term import Node
 
-from ._datatypes import NUMERIC
+from ._datatypes import numeric_literal
 from ._hazards import Hazard
 from ._held_waits import plain_triples
 from ._model import DecisionStep, Rule, Step
@@ -207,15 +207,5 @@ def _bounds(expr: Any) -> list[tuple[Variable, str, _Bound]] | None:
 
 def _number(term: Any, *, strict: bool) -> _Bound | None:
     """A numeric literal, or one negated (``-5.5``), as a bound; None for anything else."""
-    negated = getattr(term, "name", None) == "UnaryMinus"
-    lit = term.expr if negated else term
-    if not isinstance(lit, Literal) or lit.datatype not in NUMERIC:
-        return None
-    try:
-        value = Decimal(str(lit))
-    except InvalidOperation:
-        return None
-    if not value.is_finite():
-        return None
-    sign = "-" if negated else ""
-    return _Bound(-value if negated else value, strict, sign + str(lit))
+    found = numeric_literal(term)
+    return None if found is None else _Bound(found[0], strict, found[1])

@@ -26,7 +26,7 @@ from typing import Any
 from rdflib import SH, Graph, Literal, URIRef, Variable
 from rdflib.term import Node
 
-from ._datatypes import NUMERIC
+from ._datatypes import NUMERIC, numeric_literal
 from ._held_waits import plain_triples
 from ._shacl import deactivated
 
@@ -100,24 +100,9 @@ def _comparisons(expr: Any) -> Iterator[tuple[Variable, str, Decimal, str]]:
         left, op, right = right, _FLIP[op], left
     if not isinstance(left, Variable):
         return
-    found = _number(right)
+    found = numeric_literal(right)
     if found is not None:
         yield left, op, found[0], found[1]
-
-
-def _number(term: Any) -> tuple[Decimal, str] | None:
-    """A numeric literal, or one negated, with its text; None for anything else."""
-    negated = getattr(term, "name", None) == "UnaryMinus"
-    lit = term.expr if negated else term
-    if not isinstance(lit, Literal) or lit.datatype not in NUMERIC:
-        return None
-    try:
-        value = Decimal(str(lit))
-    except InvalidOperation:
-        return None
-    if not value.is_finite():
-        return None
-    return (-value if negated else value), ("-" if negated else "") + str(lit)
 
 
 def _range(
