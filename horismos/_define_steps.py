@@ -282,12 +282,22 @@ class StepBuilding(PatternReading):
             conf = self.one(s, HORIS.confidence)
             if conf is not None and self.one(s, HORIS.fallback) is None and on_error is None:
                 waits = self.some(self.g.subjects(RDF.type, HORIS.WaitStep))
+                # a step nothing leads to is most likely the fallback that was meant (a
+                # horis:fallback line deleted with the ";" before it): named first
+                astray = self.some(
+                    n for n in self.step_nodes() if n != s and (None, None, n) not in self.g
+                )
                 self.warn(
                     s,
                     f"horis:confidence {conf} but no horis:fallback: whenever the model is "
                     "less sure than that the step has nowhere to go and the instance fails",
-                    "add horis:fallback :SomeStep, where a choice the model is unsure of goes "
-                    "(typically a horis:WaitStep for an operator"
+                    "add horis:fallback :SomeStep, where a choice the model is unsure of goes ("
+                    + (
+                        ""
+                        if astray == "none declared"
+                        else f"{astray}, which no step leads to, or "
+                    )
+                    + "typically a horis:WaitStep for an operator"
                     + ("" if waits == "none declared" else f": {waits}")
                     + "), or horis:onError",
                     at=(s, HORIS.confidence, conf),
