@@ -400,14 +400,17 @@ def prepare(
 
 
 def _fact_prefixes(defs: Definitions) -> dict[str, str]:
-    """The prefixes a person's facts may use: the merged graph's, and each prefix a file binds
-    to one namespace only. Why both: the merged graph keeps one prefix per namespace, so where
-    the ontology writes ``ct:`` and the workflow ``:`` for the same namespace, ``:ann :consent
-    true .`` (as the brief and the workflow write it) was refused as not Turtle, "the prefix :
-    has not been declared", while the message said the definitions' prefixes are declared."""
+    """The prefixes a person's facts are read with: the merged graph's, and each prefix a file
+    binds to one namespace only; one the files bind to several is bound to :data:`_UNCLEAR`.
+    Why the files' too: the merged graph keeps one prefix per namespace, so where the ontology
+    writes ``ct:`` and the workflow ``:`` for the same namespace, ``:ann :consent true .`` (as
+    the brief and the workflow write it) was refused as not Turtle, "the prefix : has not been
+    declared", while the message said the definitions' prefixes are declared."""
     bound = {p: str(ns) for p, ns in defs.graph.namespace_manager.namespaces()}
     for prefix, spaces in defs.sources.prefixes().items():
-        if prefix not in bound and len(spaces) == 1:
+        if len(spaces) > 1:  # which one a name under it means is told by the facts or none
+            bound[prefix] = f"{_UNCLEAR}{prefix}:"
+        elif prefix not in bound:
             bound[prefix] = spaces[0]
     return bound
 
@@ -448,11 +451,7 @@ def parse_facts(defs: Definitions, facts: str | Graph | None) -> list[tuple[Node
         g = facts
     else:
         g = Graph()
-        bound = _fact_prefixes(defs)
-        for prefix, spaces in defs.sources.prefixes().items():
-            if len(spaces) > 1:  # which one a name under it means is told by the facts or none
-                bound[prefix] = f"{_UNCLEAR}{prefix}:"
-        prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in bound.items())
+        prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in _fact_prefixes(defs).items())
         try:
             g.parse(data=prefixes + facts, format="turtle")
         except Exception as e:
