@@ -63,13 +63,13 @@ def ill_typed_text(text: str, datatype: URIRef) -> bool:
 
 
 _BARE = frozenset({XSD.integer, XSD.decimal, XSD.boolean})
+"""The datatypes Turtle writes without quotes in the forms matched here."""
 
 _DECIMAL_COMMA = re.compile(r"([+-]?[0-9]+),([0-9]{1,2}|[0-9]{4,})")
 """A number written with a decimal comma (``"1200,50"``, ``"0,8"``): one comma, no point, and
 not three digits after it (``"1,200"`` is read as a thousands separator). Why: the hint took
 out the comma as a separator, and ``write 120050`` made a claim of 1200.50 a hundred times
 larger."""
-"""The datatypes Turtle writes without quotes in the forms matched here."""
 
 
 def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) -> str:
