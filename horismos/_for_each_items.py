@@ -22,8 +22,8 @@ from rdflib.term import Variable
 from ._define_patterns import PatternReading
 from ._model import ActionStep, WaitStep
 from ._preconditions import group_triples
+from ._term_checks import written_needle
 from ._term_kinds import algebra_triples
-from ._terms import split_iri
 from ._vocab import HORIS
 
 __all__ = ["ForEachItems"]
@@ -77,12 +77,11 @@ class ForEachItems(PatternReading):
                 if item is None:
                     continue
                 said.add(p)
-                name, local = self.n(p), split_iri(p)[1]
-                needle = rf"<{re.escape(str(p))}>|:{re.escape(local)}(?![\w.-]*\w)"
+                name = self.n(p)
                 self.defs.unwritten.setdefault(p, []).append(
                     self.placed_in_text(
                         "warning",
-                        needle if local else re.escape(name),
+                        written_needle(p) or re.escape(name),
                         step.iri,
                         f"horis:forEach calls {step.tool.name} once per ?{item}, which the "
                         f"pattern reaches through {name}; no tool's effect writes {name} and "

@@ -174,6 +174,17 @@ _ONTOLOGY_TERMS = (
 """What an ontology file declares: one declaring these under an import's IRI is its file."""
 
 
+def written_needle(term: URIRef) -> str | None:
+    """What finds ``term`` in a pattern's text, for :meth:`PatternReading.placed_in_text`,
+    however its prefix is spelt there (``<…>`` or ``pre:local``, the local name not running
+    on); None for a term with no local name. The prefix is left open: a pattern's prefixes
+    are its file's, which the merged graph's short name need not match."""
+    local = split_iri(term)[1]
+    if not local:
+        return None
+    return rf"<{re.escape(str(term))}>|:{re.escape(local)}(?![\w.-]*\w)"
+
+
 class TermChecks(PatternReading):
     """Checks of the terms the files write: each in its place, of its kind, declared,
     its literals well-formed."""
@@ -710,8 +721,7 @@ class TermChecks(PatternReading):
         else:
             hint = f"{near.removesuffix('?')}, or {fix}" if near else fix
         if in_text is not None:
-            local = re.escape(split_iri(term)[1])
-            written = rf"<{re.escape(str(term))}>|:{local}(?![\w.-]*\w)" if local else "$^"
+            written = written_needle(term) or "$^"
             problem = self.placed_in_text("warning", written, node, message, hint, in_text)
         else:
             problem = self.src.problem("warning", node, message, hint, at=at)
