@@ -186,6 +186,16 @@ class PatternChecks(ArgumentChecks, TermChecks):
                     (holder, pred),
                 )
 
+    def given_to(self, owner: Node, steps: Set[Node], chosen: Set[str]) -> set[str] | None:
+        """The variables the run binds before a pattern of ``owner`` is asked: ?this and the
+        proposals' ``chosen`` options to a step's (``steps``), its arguments to a tool's own
+        horis:requires; None for any other owner, whose patterns are not judged."""
+        if owner in steps:
+            return {"this", *chosen}
+        if (owner, RDF.type, HORIS.Tool) in self.g:
+            return self.arg_names(owner)
+        return None
+
     def check_lone_variables(self) -> None:
         """A variable a pattern names once, one slip from a variable it uses or the run gives
         (:mod:`._lone_variables`): ``?suplier :active true`` beside ``?this :suppliedBy
@@ -195,19 +205,14 @@ class PatternChecks(ArgumentChecks, TermChecks):
         chosen = {s.as_var for s in self.defs.steps.values() if isinstance(s, ProposalStep)}
         steps = self.step_nodes()
         for owner, holder, pred, algebra in self.parsed_patterns():
-            if owner in steps:
-                given = {"this", *chosen}
-                used = set(given)
-                step = self.defs.steps.get(cast(URIRef, owner))
-                if isinstance(step, ActionStep) and pred == HORIS.requires:
-                    used |= {step.var_for(a.name) for a in step.tool.args} if step.tool else set()
-                    used |= {var for _, var in step.binds}
-                if isinstance(step, ProposalStep):
-                    used.add(step.as_var)
-            elif (owner, RDF.type, HORIS.Tool) in self.g:
-                given = used = self.arg_names(owner)
-            else:
+            given = self.given_to(owner, steps, chosen)
+            if given is None:
                 continue
+            used = set(given)  # a proposal's own horis:as is among the choices given
+            step = self.defs.steps.get(cast(URIRef, owner)) if owner in steps else None
+            if isinstance(step, ActionStep) and pred == HORIS.requires:
+                used |= {step.var_for(a.name) for a in step.tool.args} if step.tool else set()
+                used |= {var for _, var in step.binds}
             said: set[str] = set()
             triples = list(algebra_triples(algebra))
             for text in self.g.objects(holder, pred):
@@ -323,11 +328,8 @@ class PatternChecks(ArgumentChecks, TermChecks):
         ]
         parsed += [(step, c, HORIS.query, algebra, None) for step, c, algebra in self.queries]
         for owner, holder, pred, algebra, pre in parsed:
-            if owner in steps:
-                given = {"this", *chosen}
-            elif (owner, RDF.type, HORIS.Tool) in self.g:
-                given = self.arg_names(owner)
-            else:
+            given = self.given_to(owner, steps, chosen)
+            if given is None:
                 continue
             if pred == HORIS.requires and pre is not None:
                 self.check_detached_tests(owner, holder, pred, pre, given)
