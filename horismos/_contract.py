@@ -138,11 +138,7 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 how = f"no pattern variable ?{var} and no horis:bind give it"
                 if pre is not None:  # at the pattern the variable is missing from
                     at = (step.iri, HORIS.requires, None)
-            choosers = sorted(
-                defs.name(p.iri)
-                for p in defs.steps.values()
-                if isinstance(p, ProposalStep) and p.as_var == var
-            )
+            choosers = _choosers(defs, var)
             if choosers:  # a choice made elsewhere: say why it does not reach here
                 how += (
                     f" here: ?{var} is the choice of {', '.join(choosers)}, given only to "
@@ -160,29 +156,23 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                     f'(horis:as "{choice}"), and no argument takes it: write horis:bind '
                     f'[ horis:arg "{arg.name}" ; horis:var "{choice}" ]'
                 )
-                found.append(
-                    defs.sources.problem(
-                        "error",
-                        step.iri,
-                        f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                        hint,
-                        at=at,
-                    )
+            else:
+                # a name no SPARQL variable can have ("queue-level") is given by horis:bind only
+                use = (
+                    f"use ?{var} in a triple pattern of the step's horis:requires, bind "
+                    if _VARIABLE.fullmatch(var)
+                    else f'"{var}" is no SPARQL variable name, so no pattern can name it: bind '
                 )
-                continue
-            # a name no SPARQL variable can have ("queue-level") is given by horis:bind only
-            use = (
-                f"use ?{var} in a triple pattern of the step's horis:requires, bind "
-                if _VARIABLE.fullmatch(var)
-                else f'"{var}" is no SPARQL variable name, so no pattern can name it: bind '
-            )
+                hint = (
+                    f'{meant}{use}the argument with horis:bind [ horis:arg "{arg.name}" ; '
+                    'horis:var "…" ], or declare it horis:optional true'
+                )
             found.append(
                 defs.sources.problem(
                     "error",
                     step.iri,
                     f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
-                    f'{meant}{use}the argument with horis:bind [ horis:arg "{arg.name}" ; '
-                    'horis:var "…" ], or declare it horis:optional true',
+                    hint,
                     at=at,
                 )
             )
@@ -200,12 +190,16 @@ def _untaken_choice(
     if len(untaken) != 1:
         return None
     (choice,) = untaken
-    by = sorted(
+    return choice, " and ".join(_choosers(defs, choice))
+
+
+def _choosers(defs: Definitions, var: str) -> list[str]:
+    """The proposals whose choice is ``?var`` (``horis:as``), by name."""
+    return sorted(
         defs.name(p.iri)
         for p in defs.steps.values()
-        if isinstance(p, ProposalStep) and p.as_var == choice
+        if isinstance(p, ProposalStep) and p.as_var == var
     )
-    return choice, " and ".join(by)
 
 
 def binding_problems(
