@@ -401,7 +401,8 @@ class ArgumentChecks(PatternReading):
                 continue
             if self.targets is None:
                 self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
-            cls = next((x.type for x in step.tool.args if x.name == effect.subject), None)
+            subject = step.tool.arg(effect.subject)
+            cls = subject.type if subject is not None else None
             # a fresh value each call: returned, or the time stamp the runtime writes
             fresh = [a for a in effect.asserts if a.value in (None, HORIS.now)]
             one = (
