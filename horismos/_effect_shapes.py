@@ -26,7 +26,7 @@ judge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -125,6 +125,21 @@ def _judging(
     for prop in written:
         found |= targets.by_subject_of.get(prop, set())
     return found
+
+
+def _property_shapes(
+    g: Graph, targets: Targets, cls: URIRef, written: set[URIRef], named: Iterable[URIRef]
+) -> Iterator[tuple[Node, list[Node]]]:
+    """Each active shape judging the effect's subject (:func:`_judging`), in a stable order,
+    with its active property shapes: itself too when it is a property shape targeted
+    itself."""
+    for shape in sorted(_judging(targets, cls, written, named), key=str):
+        if deactivated(g, shape):
+            continue
+        pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
+        if (shape, SH.path, None) in g:  # a property shape targeted itself
+            pshapes.append(shape)
+        yield shape, pshapes
 
 
 @dataclass(frozen=True)
@@ -442,12 +457,8 @@ def contradictions(
     ``targets`` finds and by ``named`` (the effect's ``horis:shape``s). A ``sh:datatype``
     that is ``unheld`` (declared nowhere) is the shape's to correct, not the effect's."""
     written = {a.property for _, a in asserts}
-    judging = _judging(targets, cls, written, named)
     found = []
-    for shape in sorted((s for s in judging if not deactivated(g, s)), key=str):
-        pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
-        if (shape, SH.path, None) in g:  # a property shape targeted itself
-            pshapes.append(shape)
+    for shape, pshapes in _property_shapes(g, targets, cls, written, named):
         found += _closed_out(g, tool, shape, asserts, name)
         for pshape in pshapes:
             path = g.value(pshape, SH.path)
@@ -542,12 +553,7 @@ def one_valued(
     shape judging that node allows one value of (``sh:maxCount 1``), found as
     :func:`contradictions` finds the shapes."""
     found = set()
-    for shape in _judging(targets, cls, written, named):
-        if deactivated(g, shape):
-            continue
-        pshapes = [p for p in g.objects(shape, SH.property) if not deactivated(g, p)]
-        if (shape, SH.path, None) in g:
-            pshapes.append(shape)
+    for _, pshapes in _property_shapes(g, targets, cls, written, named):
         for pshape in pshapes:
             path = g.value(pshape, SH.path)
             if path in written and _one_allowed(g, pshape):
