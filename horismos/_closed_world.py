@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
-from rdflib import RDF, SH, Graph, Literal, URIRef
+from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
 from ._definitions_model import Definitions
+from ._effect_shapes import closed_allows
 from ._errors import Problem
-from ._shacl import deactivated, domain_targets, list_members, superclasses_of
+from ._shacl import deactivated, domain_targets, superclasses_of
 
 __all__ = ["ClosedSeen"]
 
@@ -133,20 +134,12 @@ class ClosedSeen:
 
 
 def _allowed(g: Graph, shape: URIRef) -> frozenset[ox.NamedNode] | None:
-    """The properties a ``sh:closed true`` ``shape`` allows (as the gate's closed check reads
-    them: every ``sh:property``'s path, deactivated ones too, and ``sh:ignoredProperties``);
-    None when the shape is not closed, is deactivated, or has a path that is no single
-    property."""
-    flag = g.value(shape, SH.closed)
-    if not (isinstance(flag, Literal) and flag.value is True) or deactivated(g, shape):
+    """The properties a ``sh:closed true`` ``shape`` allows, as the gate reads them
+    (:func:`~._effect_shapes.closed_allows`), rdf:type with them; None when the shape is not
+    closed, is deactivated, or has a path that is no single property."""
+    allowed = closed_allows(g, shape)
+    if allowed is None or deactivated(g, shape):
         return None
-    allowed: set[ox.NamedNode] = set()
-    for prop in g.objects(shape, SH.property):
-        for p in g.objects(prop, SH.path):
-            if not isinstance(p, URIRef):
-                return None
-            allowed.add(ox.NamedNode(str(p)))
-    for ignored in g.objects(shape, SH.ignoredProperties):
-        allowed.update(ox.NamedNode(str(m)) for m in list_members(g, ignored))
-    allowed.add(_TYPE)
-    return frozenset(allowed)
+    if not all(isinstance(p, URIRef) for p in allowed):
+        return None
+    return frozenset({_TYPE, *(ox.NamedNode(str(p)) for p in allowed)})

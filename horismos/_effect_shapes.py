@@ -41,7 +41,7 @@ from ._shacl import Targets, deactivated, list_members, refused_alone
 from ._sources import Where
 from ._vocab import HORIS
 
-__all__ = ["Contradiction", "contradictions", "one_valued", "refusing"]
+__all__ = ["Contradiction", "closed_allows", "contradictions", "one_valued", "refusing"]
 
 _KINDS = {  # what each sh:nodeKind admits of what an effect writes: a node or a literal
     SH.IRI: {"node"},
@@ -561,6 +561,21 @@ def one_valued(
     return found
 
 
+def closed_allows(g: Graph, shape: Node) -> set[Node] | None:
+    """The properties a ``sh:closed true`` ``shape`` allows, as the gate's closed check reads
+    them: every ``sh:property``'s ``sh:path`` (deactivated ones too, complex paths as they
+    are) and the members of ``sh:ignoredProperties``; None when the shape is not closed."""
+    flag = g.value(shape, SH.closed)
+    if not (isinstance(flag, Literal) and flag.value is True):
+        return None
+    allowed: set[Node] = {
+        p for prop in g.objects(shape, SH.property) for p in g.objects(prop, SH.path)
+    }
+    for ignored in g.objects(shape, SH.ignoredProperties):
+        allowed.update(list_members(g, ignored))
+    return allowed
+
+
 def _closed_out(
     g: Graph,
     tool: str,
@@ -573,14 +588,10 @@ def _closed_out(
     (as the gate's closed check reads them, deactivated property shapes too). The shape is
     the likelier mistake (``:renewedAt``, the time stamp, left out of the list), so it is said
     at its ``sh:closed``."""
-    flag = g.value(shape, SH.closed)
-    if not (isinstance(flag, Literal) and flag.value is True):
+    allowed = closed_allows(g, shape)
+    if allowed is None:
         return []
-    allowed: set[Node] = {
-        p for prop in g.objects(shape, SH.property) for p in g.objects(prop, SH.path)
-    }
-    for ignored in g.objects(shape, SH.ignoredProperties):
-        allowed.update(list_members(g, ignored))
+    flag = g.value(shape, SH.closed)
     return [
         Contradiction(
             node,
