@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from typing import Any
+from decimal import Decimal
+from typing import Any, TypeAlias
 
-from rdflib import SH, Graph, Literal, URIRef, Variable
+from rdflib import SH, Graph, URIRef, Variable
 from rdflib.term import Node
 
-from ._datatypes import NUMERIC, numeric_literal
+from ._datatypes import numeric_literal
 from ._held_waits import plain_triples
 from ._shacl import deactivated
 
@@ -35,6 +35,9 @@ __all__ = ["BeyondBound", "beyond_bounds", "said"]
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
 _LOW = (SH.minInclusive, SH.minExclusive)
 _HIGH = (SH.maxInclusive, SH.maxExclusive)
+
+_Side: TypeAlias = tuple[Decimal, URIRef, URIRef]
+"""A bound: its value, the constraint and the node shape saying it."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,12 @@ class BeyondBound:
     prop: URIRef
     op: str
     number: str
+    value: Decimal
+    """``number``'s value"""
     never: bool
-    low: tuple[Decimal, URIRef, URIRef] | None
+    low: _Side | None
     """the loosest lower bound: its value, the constraint and the shape saying it"""
-    high: tuple[Decimal, URIRef, URIRef] | None
+    high: _Side | None
 
 
 def beyond_bounds(g: Graph, algebra: Any) -> Iterator[BeyondBound]:
@@ -70,7 +75,7 @@ def beyond_bounds(g: Graph, algebra: Any) -> Iterator[BeyondBound]:
                 never = op in ("<", "<=", "=")
             else:
                 continue
-            yield BeyondBound(str(var), prop, op, text, never, low, high)
+            yield BeyondBound(str(var), prop, op, text, number, never, low, high)
 
 
 def _filters(node: Any) -> Iterator[tuple[list[tuple[Any, Any, Any]], Any]]:
@@ -105,14 +110,12 @@ def _comparisons(expr: Any) -> Iterator[tuple[Variable, str, Decimal, str]]:
         yield left, op, found[0], found[1]
 
 
-def _range(
-    g: Graph, prop: URIRef
-) -> tuple[tuple[Decimal, URIRef, URIRef] | None, tuple[Decimal, URIRef, URIRef] | None]:
+def _range(g: Graph, prop: URIRef) -> tuple[_Side | None, _Side | None]:
     """The loosest lower and upper numeric bounds the domain property shapes of ``prop``
     give it, each with its constraint and node shape; None for a side any of them leaves
     open, or none bounds."""
-    lows: list[tuple[Decimal, URIRef, URIRef] | None] = []
-    highs: list[tuple[Decimal, URIRef, URIRef] | None] = []
+    lows: list[_Side | None] = []
+    highs: list[_Side | None] = []
     for pshape in set(g.subjects(SH.path, prop)):
         owners = [s for s in g.subjects(SH.property, pshape) if isinstance(s, URIRef)]
         if len(owners) != 1 or deactivated(g, pshape):
@@ -122,27 +125,25 @@ def _range(
             continue  # says nothing of the values' range
         lows.append(next((b for b in bounds[:2] if b is not None), None))
         highs.append(next((b for b in bounds[2:] if b is not None), None))
-    low = None if not lows or None in lows else min(lows, key=lambda b: b[0] if b else 0)
-    high = None if not highs or None in highs else max(highs, key=lambda b: b[0] if b else 0)
-    return low, high
+    return _loosest(lows, min), _loosest(highs, max)
 
 
-def _bound(
-    g: Graph, pshape: Node, constraint: URIRef, shape: URIRef
-) -> tuple[Decimal, URIRef, URIRef] | None:
+def _loosest(found: list[_Side | None], pick: Callable[..., _Side]) -> _Side | None:
+    """The loosest of ``found`` (``pick``: ``min`` for lower bounds, ``max`` for upper);
+    None when one of them leaves the side open, or there are none."""
+    sides = [b for b in found if b is not None]
+    return pick(sides, key=lambda b: b[0]) if sides and len(sides) == len(found) else None
+
+
+def _bound(g: Graph, pshape: Node, constraint: URIRef, shape: URIRef) -> _Side | None:
     """``(value, constraint, shape)`` of ``pshape``'s numeric ``constraint``, or None."""
-    v = g.value(pshape, constraint)
-    if not isinstance(v, Literal) or v.datatype not in NUMERIC:
-        return None
-    try:
-        return Decimal(str(v)), constraint, shape
-    except InvalidOperation:
-        return None
+    found = numeric_literal(g.value(pshape, constraint))
+    return None if found is None else (found[0], constraint, shape)
 
 
 def said(b: BeyondBound, name: Callable[[Node], str]) -> tuple[str, str]:
     """The message and the hint for ``b``."""
-    beyond = b.high if b.high is not None and Decimal(_plain(b.number)) > b.high[0] else b.low
+    beyond = b.high if b.high is not None and b.value > b.high[0] else b.low
     assert beyond is not None
     allowed = " and ".join(f"{name(x[1])} {x[0]}" for x in (b.low, b.high) if x is not None)
     message = (
@@ -155,7 +156,7 @@ def said(b: BeyondBound, name: Callable[[Node], str]) -> tuple[str, str]:
             else "every value meets the comparison, so the FILTER excludes nothing"
         )
     )
-    number = Decimal(_plain(b.number))
+    number = b.value
     if (
         b.low is not None
         and b.high is not None
@@ -170,7 +171,3 @@ def said(b: BeyondBound, name: Callable[[Node], str]) -> tuple[str, str]:
     else:
         hint = f"compare with a number within {allowed}, or correct the shape's bounds"
     return message, hint
-
-
-def _plain(text: str) -> str:
-    return text.lstrip("+")
