@@ -103,16 +103,13 @@ class ClosedSeen:
         for (shape, _), (where, quad) in self.refused.items():
             if where != path:
                 continue
-            value = quad.object
-            mark = value.value if isinstance(value, ox.Literal | ox.NamedNode) else ""
-            shown = (
-                f'"{value.value}"'
-                if isinstance(value, ox.Literal)
-                else written(value.value)
-                if isinstance(value, ox.NamedNode)
-                else "[ … ]"
-            )
-            shown_mark = written(mark) if isinstance(value, ox.NamedNode) else mark
+            value = quad.object  # as said, and as looked for on its line
+            if isinstance(value, ox.Literal):
+                shown, mark = f'"{value.value}"', value.value
+            elif isinstance(value, ox.NamedNode):
+                shown = mark = written(value.value)
+            else:
+                shown, mark = "[ … ]", ""
             prop = written(quad.predicate.value)
             subject = quad.subject
             out.append(
@@ -125,7 +122,7 @@ class ClosedSeen:
                     "blocked before a tool that is not idempotent is called",
                     node=written(subject.value) if isinstance(subject, ox.NamedNode) else None,
                     file=str(path),
-                    line=line_of(quad.predicate.value, shown_mark),
+                    line=line_of(quad.predicate.value, mark),
                     hint=f"add sh:property [ sh:path {prop} ] to shape {name(shape)}, or list "
                     f"{prop} in its sh:ignoredProperties",
                 )
