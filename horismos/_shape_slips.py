@@ -468,13 +468,14 @@ def _reaching_itself(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
     that leads on round it."""
     said: set[frozenset[Node]] = set()
     shapes = {s for p in (*_NESTING, *_NESTING_LISTS) for s in g.subjects(p, None)}
+    named = {s: list(_nested(g, s)) for s in shapes}  # read once, not again from each start
     for start in sorted(shapes, key=lambda s: (not isinstance(s, URIRef), str(s))):
         # a way back to start: breadth first, each shape with the edge it was reached by
         way: dict[Node, tuple[Node, URIRef]] = {}
         todo, back = [start], None
         while todo and back is None:
             shape = todo.pop(0)
-            for p, inner in _nested(g, shape):
+            for p, inner in named[shape]:
                 if inner == start:
                     back = (shape, p)
                     break
