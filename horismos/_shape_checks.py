@@ -606,10 +606,8 @@ class ShapeChecks(ValueListChecks):
                 )
         least = g.value(holder, SH.qualifiedMinCount)
         some = isinstance(least, Literal) and isinstance(least.value, int) and least.value > 0
-        for q in g.objects(holder, SH.qualifiedValueShape):
+        for q in g.objects(holder, SH.qualifiedValueShape) if some else ():
             # some values must meet it: one of the other kind leaves every node failing
-            if not some:
-                continue
             if (q, SH.path, None) in g or deactivated(g, q):
                 continue
             if kind == "node" and any(
