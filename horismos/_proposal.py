@@ -354,12 +354,12 @@ async def _post(
             f"{_what_to_change(provider, base, status)} (it said: {response.text[:300]})"
         )
     if status >= 400:
-        raise _CallFailed(f"{url} answered HTTP {status}: {response.text[:300]}")
+        raise _CallFailed(f"{redact_url(url)} answered HTTP {status}: {response.text[:300]}")
     try:
         return response.json()
     except ValueError:
         raise _CallFailed(
-            f"{url} answered a body that is not JSON: {response.text[:300]}"
+            f"{redact_url(url)} answered a body that is not JSON: {response.text[:300]}"
         ) from None
 
 

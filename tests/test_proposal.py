@@ -407,6 +407,23 @@ def test_a_base_url_without_v1_is_said_to_be_misconfigured_not_a_model_failure(
     assert event["outcome"] == "error" and "misconfigured" not in event
 
 
+def test_a_server_error_names_the_model_url_without_its_credentials(
+        tmp_path, monkeypatch) -> None:
+    """A base URL through a proxy that takes a password in its user info: an HTTP 500 was
+    said, in the trace and the run's error, with the password in the URL; the 401/404 message
+    already hid it."""
+    with LlmServer([{"status": 500, "body": "overloaded"}]) as server:  # the proxy's auth
+        monkeypatch.setenv("OPENAI_BASE_URL",
+                           server.url.replace("http://", "http://proxy:s3cret-pw@") + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        agent, world = setup(tmp_path, proposal("openai:local-model"))
+        run = agent.run(world, ":Trip", ":req1", trace=tmp_path / "run.jsonl")
+    said = step_event(run, "ProposalStep")["proposal"]["message"]
+    host = server.url.removeprefix("http://")
+    assert f"http://***@{host}/v1/chat/completions answered HTTP 500" in said
+    assert "s3cret-pw" not in said + (tmp_path / "run.jsonl").read_text()
+
+
 @pytest.mark.parametrize(("model", "needs"), [
     ("anthropic:claude-test", "ANTHROPIC_API_KEY"),
     ("openai:gpt-test", "OPENAI_API_KEY"),
