@@ -53,6 +53,8 @@ REFUSED = {  # a 503 whose request was never passed on, or the service's own
     "connection-failure": (RESET + b"connection failure, transport failure reason: delayed "
                            b"connect error: 111", "text/plain", True),
     "overflow": (RESET + b"overflow", "text/plain", True),
+    "connection-timeout": (RESET + b"connection timeout", "text/plain", True),
+    "refused-stream": (RESET + b"remote refused stream reset", "text/plain", True),
     "service-503": (b'{"error": "the bank is closed for maintenance"}', "application/json",
                     False),
 }

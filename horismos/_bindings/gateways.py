@@ -17,12 +17,13 @@ disconnect/reset before headers. reset reason: connection termination`` (or ``re
 ``local reset``, ``protocol error``; ``retried and the latest reset reason: …`` after its own
 retries). Read as a refusal, a charge whose server died after charging was believed not made,
 and a rerun charged again. Such a 503 is no answer either (:func:`no_answer`), unless its
-reason says the request never left Envoy: the connection could not be made (``connection
-failure``, ``local connection failure``, ``remote connection failure``, and no earlier try,
-``retried``) or the circuit breaker was open (``overflow``). Envoy's ``no healthy upstream``
-had no server to send to, and any other 503 stays the service's refusal. Where the body leaves
-it unclear, it is no answer: a call held in doubt is reconciled by a person, one wrongly read
-as refused is made twice.
+reason says the request never left Envoy or was never processed: the connection could not be
+made (``connection failure``, ``local connection failure``, ``remote connection failure``,
+``connection timeout``, and no earlier try, ``retried``), the circuit breaker was open
+(``overflow``), or the server refused the HTTP/2 stream (``remote refused stream reset``).
+Envoy's ``no healthy upstream`` had no server to send to, and any other 503 stays the
+service's refusal. Where the body leaves it unclear, it is no answer: a call held in doubt is
+reconciled by a person, one wrongly read as refused is made twice.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ _RESET = "reset before headers"
 """What Envoy's 503 says when the server behind it was or may have been sent the request."""
 
 _NEVER_SENT = ("connection failure", "local connection failure", "remote connection failure",
-               "overflow")  # fmt: skip
-"""Envoy's reset reasons for a request it never passed on (the connection could not be made;
-the circuit breaker was open)."""
+               "connection timeout", "overflow", "local refused stream reset",
+               "remote refused stream reset")  # fmt: skip
+"""Envoy's reset reasons for a request it never passed on: the connection could not be made
+(``connection timeout``: in time), the circuit breaker was open, or an HTTP/2 stream was
+refused (``REFUSED_STREAM``: "closed prior to any processing having occurred", RFC 9113 §8.7)."""
 
 
 def no_answer(status: int, body: bytes | str = b"") -> bool:
