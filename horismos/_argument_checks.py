@@ -18,7 +18,6 @@ from ._define_patterns import PatternReading, variable_needle
 from ._effect_shapes import one_valued
 from ._model import ActionStep, Arg, ProposalStep, Tool
 from ._preconditions import bound_constant, group_triples
-from ._shacl import domain_targets, superclasses_of
 from ._sources import literal_warnings_off
 from ._term_kinds import range_class, value_kinds
 from ._vocab import HORIS
@@ -399,14 +398,18 @@ class ArgumentChecks(PatternReading):
             effect = step.tool.effect
             if effect is None or not effect.subject or step.var_for(effect.subject) != "this":
                 continue
-            if self.targets is None:
-                self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
             subject = step.tool.arg(effect.subject)
             cls = subject.type if subject is not None else None
             # a fresh value each call: returned, or the time stamp the runtime writes
             fresh = [a for a in effect.asserts if a.value in (None, HORIS.now)]
             one = (
-                one_valued(self.g, self.targets, cls, {a.property for a in fresh}, effect.shapes)
+                one_valued(
+                    self.g,
+                    self.defs.domain_targets,
+                    cls,
+                    {a.property for a in fresh},
+                    effect.shapes,
+                )
                 if cls is not None
                 else set()
             )

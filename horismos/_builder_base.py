@@ -25,7 +25,6 @@ from ._model import Tool
 from ._namespace_index import NamespaceIndex
 from ._near_names import closest_term
 from ._preconditions import Precondition
-from ._shacl import Targets
 from ._shipped_vocabulary import STEP_CLASSES
 from ._sources import Sources, Where
 from ._term_kinds import term_kind
@@ -77,8 +76,6 @@ class BuilderBase:
         self.patterns: list[tuple[Node, Node, URIRef, Precondition]] = []
         self.queries: list[tuple[Node, Node, Any]] = []
         """Each horis:candidates query that parsed: its step, its candidates node, its algebra."""
-        self.targets: Targets | None = None
-        """Which domain shapes judge a node (:func:`~._shacl.domain_targets`)."""
         self.broken_tools: dict[Node, Tool] = {}
         """Tools declared wrongly but for their arguments: modelled only so that their steps'
         bindings are checked in the same pass, not after the tool is mended."""

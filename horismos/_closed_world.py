@@ -28,7 +28,7 @@ from rdflib.term import Node
 from ._definitions_model import Definitions
 from ._effect_shapes import closed_allows
 from ._errors import Problem
-from ._shacl import deactivated, domain_targets, superclasses_of
+from ._shacl import deactivated
 
 __all__ = ["ClosedSeen"]
 
@@ -58,7 +58,7 @@ class ClosedSeen:
         """The closed domain shapes of ``defs``, by each class they judge."""
         seen = cls()
         g = defs.graph
-        targets = domain_targets(g, superclasses_of(defs.subclasses))
+        targets = defs.domain_targets
         allowed_of: dict[URIRef, frozenset[ox.NamedNode] | None] = {}
         for klass, shapes in targets.by_class.items():
             for shape in sorted(shapes, key=str):

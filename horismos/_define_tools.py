@@ -20,7 +20,6 @@ from ._effect_domain import subject_outside_domain
 from ._effect_shapes import contradictions
 from ._model import Arg, Assertion, Effect, Tool
 from ._preconditions import Precondition
-from ._shacl import domain_targets, superclasses_of
 from ._shape_checks import ShapeChecks
 from ._terms import split_iri
 from ._timeouts import DEFAULT_TIMEOUT, parse_timeout, timeout_problem
@@ -559,13 +558,11 @@ class ToolBuilding(BindingBuilding, ShapeChecks):
         shapes = tuple(x for x in self.g.objects(e, HORIS.shape) if isinstance(x, URIRef))
         if not ok:
             return False
-        if self.targets is None:  # after the subclass closure, once for every effect
-            self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
         for c in contradictions(
             self.g,
             self.n(tool),
             list(zip(nodes, asserts, strict=True)),
-            self.targets,
+            self.defs.domain_targets,  # after the subclass closure
             next(x.type for x in args if x.name == subject),
             shapes,
             self.n,

@@ -14,6 +14,7 @@ from rdflib.term import Node
 
 from ._errors import AmbiguousName, NotAnIRI, Problem, UsageError
 from ._model import ActionStep, Adapter, Command, McpServer, Step, Tool, Workflow
+from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources
 from ._terms import PREFIXED_LOCAL, iri_problem
 
@@ -78,6 +79,23 @@ class Definitions:
         once): ``resume`` matches each fact's term neither they nor the world name against
         them for a did-you-mean."""
         return self.sources.nodes()
+
+    @cached_property
+    def superclasses(self) -> dict[URIRef, frozenset[URIRef]]:
+        """Each class's superclasses (:func:`~._shacl.superclasses_of` of :attr:`subclasses`),
+        derived once: the gate, the loader's checks and the world's checks each derived them
+        again. Asked for only once :attr:`subclasses` is closed (the loader sets it first)."""
+        return superclasses_of(self.subclasses)
+
+    @cached_property
+    def domain_targets(self) -> Targets:
+        """Which domain shapes judge a node, by its class, itself and the properties it is the
+        subject of (:func:`~._shacl.domain_targets`), found once for the gate, the loader's
+        checks and the world's checks, which each walked every node shape again for it (one
+        walk per tool for the returned-values check). Asked for only once :attr:`subclasses`
+        is closed: the loader reads it after its subclass closure, and the graph is not
+        changed after that."""
+        return domain_targets(self.graph, self.superclasses)
 
     @cached_property
     def tools_in_several(self) -> frozenset[URIRef]:

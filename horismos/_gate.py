@@ -43,9 +43,7 @@ from ._regex_dialects import refusal_fix, xpath_only
 from ._shacl import (
     CompiledShape,
     compile_shapes,
-    domain_targets,
     path_properties,
-    superclasses_of,
 )
 from ._shacl_report import NotCompiled, Result
 from ._sparql_parse import PreparingGraph
@@ -129,8 +127,8 @@ class Gate:
             for tool in defs.tools.values()
             if tool.effect is not None
         }
-        self._superclasses = superclasses_of(defs.subclasses)
-        self._targets = domain_targets(defs.graph, self._superclasses)
+        self._superclasses = defs.superclasses
+        self._targets = defs.domain_targets
         used = {
             s
             for m in (self._targets.by_class, self._targets.by_node, self._targets.by_subject_of)

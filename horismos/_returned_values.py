@@ -29,7 +29,7 @@ from ._errors import Problem
 from ._formatted_returns import refused_formats
 from ._literals import typed_literal
 from ._model import Assertion, Tool
-from ._shacl import Targets, domain_targets, superclasses_of
+from ._shacl import Targets
 from ._sources import Where
 
 __all__ = ["returned_value_problems"]
@@ -88,7 +88,7 @@ def returned_value_problems(
     subject = next((a for a in tool.args if a.name == effect.subject), None)
     if subject is None or not subject.is_class:
         return []
-    targets = domain_targets(defs.graph, superclasses_of(defs.subclasses))
+    targets = defs.domain_targets
     refused: dict[URIRef, list[tuple[Returned, str, str]]] = {}
     typed_refused: dict[URIRef, bool] = {}
     for r in (r for r in returns if r is not None):

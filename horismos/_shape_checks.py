@@ -35,7 +35,7 @@ from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import NearMiss, misbound, prefix_clashes
 from ._refused_answers import refused_answers
-from ._shacl import deactivated, domain_targets, path_properties, superclasses_of, unended_list
+from ._shacl import deactivated, path_properties, unended_list
 from ._shape_datatypes import datatype_slips
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet
@@ -138,8 +138,6 @@ class ShapeChecks(ValueListChecks):
         answer (:mod:`._refused_answers`): ``?this :changeStatus :Approved`` where the shape
         lists ``sh:in ( :Scheduled :Deployed )``, or allows one status the step before wrote.
         Resume refused the answer, and the instance waited for ever. At the property's line."""
-        if self.targets is None:
-            self.targets = domain_targets(self.g, superclasses_of(self.defs.subclasses))
 
         def refuses(pshape: Node, value: Node) -> str | None:
             misled = lambda ps: (w := self.wrong_listed(ps)) is not None and w.every  # noqa: E731
@@ -150,7 +148,7 @@ class ShapeChecks(ValueListChecks):
             self.defs.steps,
             self.defs.workflows,
             self.g,
-            self.targets,
+            self.defs.domain_targets,
             self.defs.classes_of,
             refuses,
         ):
