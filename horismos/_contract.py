@@ -185,7 +185,7 @@ def _untaken_choice(
     """The one option a proposal chose that reaches ``step`` (``carried``) and that no
     argument of its tool is given, with the proposals that choose it (``:ProposeFlight``);
     None when there is none, or several to choose from."""
-    taken = {step.var_for(a.name) for a in step.tool.args} if step.tool is not None else set()
+    taken = step.arg_vars
     untaken = sorted(carried - taken)
     if len(untaken) != 1:
         return None

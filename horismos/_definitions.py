@@ -383,7 +383,7 @@ def _misspelt_choice(target: URIRef, chosen: str, steps: Mapping[URIRef, Step]) 
     bound = step.requires.binds if step.requires is not None else set()
     return any(
         var not in bound | {"this", chosen} and nearest_variable(var, [chosen]) == chosen
-        for var in (step.var_for(a.name) for a in step.tool.args)
+        for var in step.arg_vars
     )
 
 

@@ -58,7 +58,7 @@ class ForEachItems(PatternReading):
             pre = step.requires
             if pre is None:
                 continue
-            items = {step.var_for(a.name) for a in step.tool.args} - {"this"}
+            items = step.arg_vars - {"this"}
             said: set[URIRef] = set()
             for s, p, o in group_triples(pre.select.algebra, every=True):
                 if (

@@ -177,6 +177,15 @@ class ActionStep(Step):
         return self._vars.get(arg, arg)
 
     @cached_property
+    def arg_vars(self) -> frozenset[str]:
+        """The pattern variables its tool's arguments are bound from (:meth:`var_for` of each;
+        none without a tool), made once: the loader's checks of what a pattern binds, what a
+        forEach iterates and which proposal's choice a step takes each gathered them again."""
+        if self.tool is None:
+            return frozenset()
+        return frozenset(self.var_for(a.name) for a in self.tool.args)
+
+    @cached_property
     def _vars(self) -> dict[str, str]:
         """:attr:`binds` as a dict, made once: asked for each argument of every step."""
         return dict(self.binds)

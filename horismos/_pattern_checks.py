@@ -211,7 +211,7 @@ class PatternChecks(ArgumentChecks, TermChecks):
             used = set(given)  # a proposal's own horis:as is among the choices given
             step = self.defs.steps.get(cast(URIRef, owner)) if owner in steps else None
             if isinstance(step, ActionStep) and pred == HORIS.requires:
-                used |= {step.var_for(a.name) for a in step.tool.args} if step.tool else set()
+                used |= step.arg_vars
                 used |= {var for _, var in step.binds}
             said: set[str] = set()
             triples = list(algebra_triples(algebra))
