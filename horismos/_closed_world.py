@@ -26,9 +26,9 @@ from rdflib import RDF, Graph, URIRef
 from rdflib.term import Node
 
 from ._definitions_model import Definitions
-from ._effect_shapes import closed_allows
 from ._errors import Problem
 from ._shacl import deactivated
+from ._shacl_constraints import closed_allows
 
 __all__ = ["ClosedSeen"]
 
@@ -132,7 +132,7 @@ class ClosedSeen:
 
 def _allowed(g: Graph, shape: URIRef) -> frozenset[ox.NamedNode] | None:
     """The properties a ``sh:closed true`` ``shape`` allows, as the gate reads them
-    (:func:`~._effect_shapes.closed_allows`), rdf:type with them; None when the shape is not
+    (:func:`~._shacl_constraints.closed_allows`), rdf:type with them; None when the shape is not
     closed, is deactivated, or has a path that is no single property."""
     allowed = closed_allows(g, shape)
     if allowed is None or deactivated(g, shape):

@@ -37,11 +37,13 @@ from rdflib.term import Node
 from ._compared_kinds import compared_as
 from ._model import Assertion
 from ._near_names import near_individual
-from ._shacl import Targets, deactivated, list_members, refused_alone
+from ._rdf_lists import list_members
+from ._shacl import Targets, deactivated, refused_alone
+from ._shacl_constraints import closed_allows
 from ._sources import Where
 from ._vocab import HORIS
 
-__all__ = ["Contradiction", "closed_allows", "contradictions", "one_valued", "refusing"]
+__all__ = ["Contradiction", "contradictions", "one_valued", "refusing"]
 
 _KINDS = {  # what each sh:nodeKind admits of what an effect writes: a node or a literal
     SH.IRI: {"node"},
@@ -559,21 +561,6 @@ def one_valued(
             if path in written and _one_allowed(g, pshape):
                 found.add(cast(URIRef, path))
     return found
-
-
-def closed_allows(g: Graph, shape: Node) -> set[Node] | None:
-    """The properties a ``sh:closed true`` ``shape`` allows, as the gate's closed check reads
-    them: every ``sh:property``'s ``sh:path`` (deactivated ones too, complex paths as they
-    are) and the members of ``sh:ignoredProperties``; None when the shape is not closed."""
-    flag = g.value(shape, SH.closed)
-    if not (isinstance(flag, Literal) and flag.value is True):
-        return None
-    allowed: set[Node] = {
-        p for prop in g.objects(shape, SH.property) for p in g.objects(prop, SH.path)
-    }
-    for ignored in g.objects(shape, SH.ignoredProperties):
-        allowed.update(list_members(g, ignored))
-    return allowed
 
 
 def _closed_out(

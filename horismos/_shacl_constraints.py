@@ -17,6 +17,7 @@ from typing import Any, cast
 from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
+from ._rdf_lists import list_members
 from ._shacl_report import (
     Check,
     Data,
@@ -27,7 +28,7 @@ from ._shacl_report import (
     stringify,
 )
 
-__all__ = ["COMPILERS", "has_datatype"]
+__all__ = ["COMPILERS", "closed_allows", "closed_properties", "has_datatype"]
 
 
 def _min_count(g: Graph, node: Node, path: Node | None) -> Check:
@@ -368,17 +369,40 @@ def _ordered_pair(
     return compile_
 
 
+def closed_properties(g: Graph, shape: Node) -> set[Node]:
+    """The properties a closed ``shape`` allows its value nodes, as the gate's closed check
+    reads them: every ``sh:property``'s ``sh:path`` (deactivated ones too, complex paths as
+    they are) and the members of ``sh:ignoredProperties``. The one reading of them: the
+    effects' closed check, the world's and the rdf:type slip each wrote it again, so one
+    could drift from what the gate rejects. A list that is none (the loader refuses it)
+    allows nothing of its own."""
+    allowed: set[Node] = {
+        p for prop in g.objects(shape, SH.property) for p in g.objects(prop, SH.path)
+    }
+    for ignored in g.objects(shape, SH.ignoredProperties):
+        allowed.update(list_members(g, ignored))
+    return allowed
+
+
+def closed_allows(g: Graph, shape: Node) -> set[Node] | None:
+    """:func:`closed_properties` of ``shape`` when it says ``sh:closed true``; None when it
+    is not closed. The authoring checks read the flag so; the gate's compiler reads it as
+    pyshacl does (exactly one value, a literal, else it is not compiled and pyshacl
+    judges): the two differ only on a flag that is no single ``xsd:boolean``, where an
+    authoring check claiming the shape closed could be wrong."""
+    flag = g.value(shape, SH.closed)
+    if not (isinstance(flag, Literal) and flag.value is True):
+        return None
+    return closed_properties(g, shape)
+
+
 def _closed(g: Graph, node: Node, path: Node | None) -> Check:
     flag = one_value(g, node, SH.closed)
     if not isinstance(flag, Literal):
         raise NotCompiled("sh:closed is not a literal")
     if not flag.value:
         return lambda focus, values, data: ()
-    allowed: set[Node] = {
-        p for prop in g.objects(node, SH.property) for p in g.objects(prop, SH.path)
-    }
-    for ignored in g.objects(node, SH.ignoredProperties):
-        allowed.update(g.items(ignored))
+    allowed = closed_properties(g, node)
 
     def check(focus: Node, values: Collection[Node], data: Data):
         for v in values:

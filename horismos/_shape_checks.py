@@ -34,8 +34,9 @@ from ._errors import Problem
 from ._listed_values import refused_members
 from ._model import Tool
 from ._prefix_clash import NearMiss, misbound, prefix_clashes
+from ._rdf_lists import unended_list
 from ._refused_answers import refused_answers
-from ._shacl import deactivated, path_properties, unended_list
+from ._shacl import deactivated, path_properties
 from ._shape_datatypes import datatype_slips
 from ._shape_hazards import landing_tools
 from ._shape_slips import shape_slips, unmet

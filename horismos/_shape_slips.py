@@ -54,8 +54,10 @@ from rdflib import OWL, RDF, RDFS, SH, XSD, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ._literals import INTEGER_TYPES
+from ._rdf_lists import list_head, list_members
 from ._regex_dialects import UNREAD_FLAGS, python_only, shortest_match
-from ._shacl import deactivated, list_head, list_members, refused_alone
+from ._shacl import deactivated, refused_alone
+from ._shacl_constraints import closed_properties
 
 __all__ = ["ShapeSlip", "shape_slips", "unmet"]
 
@@ -355,9 +357,7 @@ def _closed_to_type(g: Graph, n: Callable[[Node], str]) -> Iterator[ShapeSlip]:
         classes = sorted(str(c) for c in g.objects(shape, SH.targetClass))
         if not classes:
             continue
-        allowed = {p for lst in g.objects(shape, SH.ignoredProperties) for p in _items(g, lst)}
-        allowed |= {p for ps in g.objects(shape, SH.property) for p in g.objects(ps, SH.path)}
-        if RDF.type in allowed:
+        if RDF.type in closed_properties(g, shape):
             continue
         cls = n(URIRef(classes[0]))
         yield ShapeSlip(

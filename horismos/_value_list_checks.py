@@ -21,7 +21,8 @@ from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
 from ._datatypes import DATATYPES, literal_datatype, range_refusing, turtle_term
 from ._listed_values import Refusal, refused_members
 from ._near_names import near_individual
-from ._shacl import deactivated, list_members
+from ._rdf_lists import list_members
+from ._shacl import deactivated
 from ._shape_slips import unmet
 from ._term_checks import TermChecks
 from ._term_kinds import range_class
