@@ -162,7 +162,15 @@ def shut_once_done(step: ActionStep) -> bool:
     again, however the flow comes back. A loop through it calls its tool once, then stops
     there blocked (what :func:`tripped_guards` words), so the warning that the tool is
     called each time round does not apply. So does a guard of the node the tool writes on
-    when that is not the focus (:func:`_shut_for_each_subject`)."""
+    when that is not the focus (:func:`_shut_for_each_subject`).
+
+    Not :func:`tripped_guards` again, though both read :func:`_guards`, and kept apart on
+    purpose: that asks whether what *other* steps wrote before the step trips its guard
+    (a warning, said of the guard), this whether what the step's *own* call writes shuts it
+    after one success (no warning: a guard doing its job, which only quiets the loop
+    warning of :func:`~._hazards.hazards`). A guard may do both or either: the dispense's
+    ``FILTER NOT EXISTS { ?this :dispensedAt ?t }`` shuts it once done, and trips only when
+    a step before it writes ``:dispensedAt`` too."""
     writes = surely_writes(step)
     if writes and any(g.forbidden & writes for g in _guards(step, str)):
         return True
