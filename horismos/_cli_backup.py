@@ -40,8 +40,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
     """0 once the backup is complete in DEST; 2 (a usage or store error) leaves no DEST."""
     dest = Path(args.dest)
     with World.open(args.store, create=False) as world:
-        world.store.backup(dest)
-        digest = world.digest()
+        # the copy's own digest, read with it under the store's lock: read after, a commit
+        # landing between described a world the copy does not hold
+        digest = world.store.backup(dest).fingerprint
     kind = args.store.partition(":")[0]
     print(f"backed up {args.store} into {dest} ({digest}); open it with --store {kind}:{dest}")
     return 0

@@ -96,3 +96,45 @@ def test_a_backup_into_a_folder_that_exists_is_refused(shop: Path) -> None:
     assert refused.returncode == 2
     assert "already exists" in refused.stderr
     assert (shop / "copy" / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_the_digest_a_backup_gives_is_the_copys_while_the_process_commits(
+    tmp_path: Path, kind: str
+) -> None:
+    """A thread of the same process commits without pause while the world is backed up: the
+    digest the backup gives (what ``horismos backup`` prints) is the one the copy opens to.
+    Read after the copy, as it was, a commit landing between described a world the copy
+    does not hold."""
+    import threading
+
+    from rdflib import Literal, URIRef
+
+    from horismos import World
+    from horismos._stores import Change
+
+    p = URIRef("urn:test:p")
+    with World.open(f"{kind}:{tmp_path / 'store'}") as world:
+        world.commit(Change(add=[(URIRef("urn:test:s0"), p, Literal(0), None)]))
+        stop, started = threading.Event(), threading.Event()
+
+        def commit() -> None:
+            i = 1
+            while not stop.is_set():
+                world.commit(Change(add=[(URIRef(f"urn:test:s{i}"), p, Literal(i), None)]))
+                started.set()
+                i += 1
+
+        writer = threading.Thread(target=commit)
+        writer.start()
+        try:
+            started.wait(30)
+            given = [world.store.backup(tmp_path / f"copy{n}").fingerprint for n in range(5)]
+        finally:
+            stop.set()
+            writer.join()
+        assert world.digest() not in given  # it went on committing after each copy
+    for n, digest in enumerate(given):
+        with World.open(f"{kind}:{tmp_path / f'copy{n}'}", create=False) as copy:
+            assert copy.store.recompute_digest().fingerprint == digest
+            assert copy.digest() == digest

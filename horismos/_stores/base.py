@@ -344,10 +344,13 @@ class Store:
         deltas into one). Returns the kept and the recomputed digest as they were."""
         raise NotImplementedError
 
-    def backup(self, dest: Path) -> None:
+    def backup(self, dest: Path) -> Digest:
         """Copy the world, as of one moment between commits, into the new folder ``dest``,
-        which opens as a store of the same kind. Only an on-disk store has a folder to copy:
-        any other is a :class:`UsageError` saying how its world is kept instead."""
+        which opens as a store of the same kind, and give the digest of exactly that copy
+        (read in the same hold of the store's lock: read after it, a commit landing between
+        made the backup's reported digest describe a world the copy does not hold). Only an
+        on-disk store has a folder to copy: any other is a :class:`UsageError` saying how
+        its world is kept instead."""
         raise UsageError(
             f"--store {self.name} has no folder to back up: back up an oxigraph:PATH or "
             "journal:PATH world with horismos backup, a sparql:URL world on its server "

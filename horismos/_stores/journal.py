@@ -709,13 +709,15 @@ class JournalStore(OxigraphStore):
                 self._break(f"{why} ({e})")
             raise
 
-    def backup(self, dest: Path) -> None:
+    def backup(self, dest: Path) -> Digest:
         """The folder's files as of one moment between commits: the snapshot, the journal and
         any ``journal.next``, copied under the store's lock once a dump behind has finished
         (a copy made by hand while a process commits may pair a new snapshot with an old
-        journal, or end inside a record)."""
+        journal, or end inside a record). The digest given is read in the same hold of the
+        lock: exactly the copy's, whatever commits next."""
         with self._lock:
             self._settle()
+            digest = self._kept_digest()
 
             def write(temp: Path) -> None:
                 temp.mkdir()
@@ -726,6 +728,7 @@ class JournalStore(OxigraphStore):
                             os.fsync(f.fileno())
 
             into_fresh_folder(dest, self.name, write)
+            return digest
 
     def close(self) -> None:
         """Write a snapshot if the journal holds more than a quarter of the snapshot's bytes

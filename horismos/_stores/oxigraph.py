@@ -769,20 +769,24 @@ class OxigraphStore(Store):
                 added += len(new)
         return added
 
-    def backup(self, dest: Path) -> None:
+    def backup(self, dest: Path) -> Digest:
         """RocksDB's checkpoint of the store, taken under its lock after the digest is written
         and the memtable flushed: every commit this process made is in it, none half. The
         folder copied by hand, or by `oxigraph backup` beside a live or killed process, may
         miss the last commits, still only in RocksDB's log: an intent among them, restored,
-        let a tool that is not idempotent be called again."""
+        let a tool that is not idempotent be called again. The digest given is read in the
+        same hold of the lock, before the checkpoint (one not known is recomputed and stored
+        first, so the copy holds it too): no commit lands between the two."""
         if not self._on_disk:
             return super().backup(dest)  # refused: in memory, there is no folder to copy
         with self._lock:
+            digest = self._kept_digest()
             if self._known and not self._persisted:
                 self._persist()
             else:
                 self._store.flush()
             into_fresh_folder(dest, self.name, lambda temp: self._store.backup(str(temp)))
+            return digest
 
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
