@@ -264,7 +264,8 @@ def tools_arguments(p: argparse.ArgumentParser) -> None:
         choices=VERDICTS,
         help="what you found when you checked with the system the tool acts on: the call in "
         "doubt took effect (acted) or did not (not-acted); recorded with the clearing, for "
-        "whoever reviews it later",
+        "whoever reviews it later (left out, it clears all the same and the record says no "
+        "verdict given)",
     )
     reconcile.add_argument(
         "--operator",

@@ -114,3 +114,12 @@ def test_a_verdict_that_is_not_one_is_refused_and_clears_nothing(
                                        verdict="not-acted", operator="api") is not None
     (data,) = json.loads(horismos(tmp_path, "instances", *in_doubt, "--format", "json").stdout)
     assert [(r["operator"], r["verdict"]) for r in data["reconciled"]] == [("api", "not-acted")]
+
+
+def test_reconcile_help_says_what_leaving_out_the_verdict_does(tmp_path: Path) -> None:
+    """--verdict is optional (the test above clears without one): the help said what it
+    records, not that it may be left out, nor what the record then says."""
+    shown = horismos(tmp_path, "tools", "reconcile", "--help")
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert "left out, it clears all the same and the record says no verdict given" in said
