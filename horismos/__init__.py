@@ -13,6 +13,7 @@ try:
     from ._agent import Agent
     from ._call import CallResult
     from ._catalog import ToolEntry, check_inventory
+    from ._claims import NotHeld
     from ._definitions import Definitions, load_definitions
     from ._digest import Digest
     from ._discovery import Discovery
@@ -119,6 +120,7 @@ __all__ = [
     "LeaseLost",
     "LowDisk",
     "McpServer",
+    "NotHeld",
     "NotSent",
     "OutcomeUnknown",
     "OutputQuotaExceeded",

@@ -18,6 +18,7 @@ from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._definitions_model import name_fix
+from ._driving import busy_here, drive_here
 from ._entailment import schema_of
 from ._environment import Environment
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
@@ -329,6 +330,12 @@ class Agent:
                     on_instance(inst)
 
             held = worker is not None and not all
+            # a world only this process writes has no claims: a second run of this process on
+            # the focus would take over the first's instance as one a dead process left
+            alone = worker is None and not all and (world.store.persistent or world._kept_in_files)
+            here = drive_here(world.store, wf.iri, foci[0]) if alone else None
+            if alone and here is None and again:
+                raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
             try:
                 await runner.check_before_first_step(wf, world)
                 # a request repeated (again=False): the focus's instance as it stands, read
@@ -340,6 +347,8 @@ class Agent:
                     found = None if again else instance_for(world.store, wf.iri, foci[0])
                 if found is not None:
                     return Run([found.as_found(world.store)], runner.trace)
+                if alone and here is None:  # the other run's first commit has not landed
+                    raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
                 # what a crash, a block or a wait left, on a world that outlives the process or
                 # was read from a file another run wrote (--out, any batch): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
@@ -378,6 +387,8 @@ class Agent:
                             finished(await runner.continue_instance(stored))
             finally:
                 await runner.aclose()
+                if here is not None:
+                    here.release()
                 if worker is not None:
                     worker.leave()  # the focus's claim given back with the lease
             runner.end(world_digest=traced_digest(world, runner.trace))
@@ -612,6 +623,12 @@ class Agent:
                 if worker is not None:
                     worker.settles_holds_of(runner)
                 wf = self.definitions.workflows[waiting.workflow]
+                here = drive_here(world.store, wf.iri, waiting.focus) if worker is None else None
+                if worker is None and here is None:
+                    await runner.aclose()
+                    raise busy_here(
+                        self.definitions.name(wf.iri), waiting.focus, self.definitions.name
+                    )
                 try:
                     await runner.check_bindings(wf)
                     if worker is not None:
@@ -623,6 +640,8 @@ class Agent:
                     inst = await runner.resume_instance(waiting)
                 finally:
                     await runner.aclose()
+                    if here is not None:
+                        here.release()
         finally:
             if worker is not None:
                 worker.leave()  # the focus's claim given back with the lease

@@ -134,7 +134,10 @@ It and a workflow keep each other off a node (:meth:`Worker._crossing`)."""
 
 
 class NotHeld(UsageError):
-    """A node :meth:`Worker.hold` could not claim: another live process holds it."""
+    """A run could not hold its focus: another live run drives it now — another process's,
+    holding the node's claim on a shared world (:meth:`Worker.hold`), or another run in this
+    process (`horismos._driving`). Nothing was run; ask again once that run has finished (a
+    service maps it to 409 Conflict, not to a client's mistake). ``node``: the focus."""
 
     def __init__(self, message: str, node: URIRef) -> None:
         super().__init__(message)

@@ -1,0 +1,70 @@
+"""The foci this process's runs are driving right now, on a world no other process writes.
+
+A service that opens one ``oxigraph:PATH`` or ``journal:PATH`` world and runs an instance per
+event may be asked for one focus twice at once (an event delivered twice, a client retrying
+before its first request was answered). On a shared ``sparql:`` world the focus's claim
+keeps two runs apart; a world only this process writes has no claims, and a second
+``arun`` found the first one's instance running, took it for one a dead process had left,
+and continued it: the call the first was making was held in doubt as if its process had
+stopped, its instance failed, and the first run, whose tool had acted, raised ``Conflict``
+and dropped the answer. Here each single-focus run (and each resume) notes its focus while
+it drives it, so a second one in this process is refused as busy instead of taking it over.
+
+Taken once a run, never by a step: a set look-up and add under a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from rdflib import URIRef
+
+from ._claims import NotHeld
+
+__all__ = ["Driving", "busy_here", "drive_here"]
+
+_DRIVING: set[tuple[int, URIRef, URIRef]] = set()
+"""(the store's id, the workflow, the focus) of each run in this process driving it now. A
+store is kept alive by the run that noted it, so its id is not reused meanwhile."""
+
+_LOCK = threading.Lock()  # sync runs are made in threads (agent.run from several at once)
+
+
+class Driving:
+    """A focus noted as driven by one run of this process; :meth:`release` when it stops."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: tuple[int, URIRef, URIRef]) -> None:
+        self._key: tuple[int, URIRef, URIRef] | None = key
+
+    def release(self) -> None:
+        """Let other runs of this process drive the focus again (once; again does nothing)."""
+        if self._key is not None:
+            with _LOCK:
+                _DRIVING.discard(self._key)
+            self._key = None
+
+
+def drive_here(store: object, workflow: URIRef, focus: URIRef) -> Driving | None:
+    """Note that a run of this process drives ``workflow`` for ``focus`` in ``store``; None
+    when another run of this process is driving it now (the caller refuses, or answers the
+    instance as it stands)."""
+    key = (id(store), workflow, focus)
+    with _LOCK:
+        if key in _DRIVING:
+            return None
+        _DRIVING.add(key)
+    return Driving(key)
+
+
+def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> NotHeld:
+    """The error for a run refused because another run of this process drives its focus."""
+    return NotHeld(
+        f"another run in this process is driving {workflow} for {name(focus)} right now (an "
+        "agent.run or agent.arun, or a resume, not finished yet): it was not taken over. Ask "
+        "again once that run has returned; with again=False a run answers the focus's "
+        "instance as it stands instead of running",
+        focus,
+    )

@@ -1,0 +1,124 @@
+"""A service that opens one on-disk world and runs an instance per event, the same event
+delivered twice at once: two ``arun`` awaited together (two requests of one async handler),
+or two ``agent.run`` from two threads (a sync handler's thread pool). The tool that is not
+idempotent bills a ledger; it must bill once, the world keep its answer, and the second
+caller be told the focus is busy, not handed a ``Conflict`` or a failed instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+from rdflib import URIRef
+from test_durable import PREFIXES
+
+from horismos import Agent, NotHeld, World
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+:billRef a owl:DatatypeProperty .
+
+:t.bill a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:subject "order" ;
+                   horis:asserts [ horis:property :billRef ; horis:type xsd:string ] ] ;
+    horis:binding "python:shop.bill" ;
+    horis:idempotent false .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Bill .
+:Bill a horis:ActionStep ; horis:tool :t.bill ;
+    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :billRef ?r }" ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+"""
+
+PAY = "http://example.org/pay#"
+
+
+def _service(tmp_path: Path, bill: object) -> tuple[Agent, World]:
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    world = World.open(f"oxigraph:{tmp_path / 'store'}")
+    world.load(tmp_path / "world.ttl")
+    agent = Agent.from_files(tmp_path / "pay.ttl", tools={"shop.bill": bill})
+    return agent, world
+
+
+def _landed(world: World) -> list[str]:
+    return [str(r) for r in world.graph.objects(URIRef(f"{PAY}o1"), URIRef(f"{PAY}billRef"))]
+
+
+def test_one_event_twice_at_once_in_one_process_bills_once_and_keeps_the_answer(
+    tmp_path: Path,
+) -> None:
+    ledger: list[str] = []
+
+    async def bill(order: object) -> dict[str, str]:
+        ledger.append(str(order))
+        await asyncio.sleep(0.3)  # the second request comes while the first is in its call
+        return {"billRef": f"B-{len(ledger)}"}
+
+    agent, world = _service(tmp_path, bill)
+
+    async def both() -> list[object]:
+        first = asyncio.ensure_future(agent.arun(world, ":Pay", focus=":o1", keep=True))
+        await asyncio.sleep(0.1)
+        second = asyncio.ensure_future(agent.arun(world, ":Pay", focus=":o1"))
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    try:
+        first, second = asyncio.run(both())
+        assert ledger == [f"{PAY}o1"]
+        # the first run was not taken over: it completed and its answer landed (it was
+        # failed by the second, its bill held in doubt, and it raised Conflict)
+        assert not isinstance(first, BaseException), first
+        assert first.status == "completed"  # type: ignore[union-attr]
+        assert _landed(world) == ["B-1"]
+        # the second is told the focus is busy, as a handler can map to 409
+        assert isinstance(second, NotHeld), second
+        assert "another run in this process is driving :Pay for :o1" in str(second)
+        # once the first has returned, the same event asked again runs nothing new
+        again = asyncio.run(agent.arun(world, ":Pay", focus=":o1", again=False))
+        assert again.status == "completed" and again.instance == first.instance  # type: ignore[union-attr]
+        assert ledger == [f"{PAY}o1"]
+    finally:
+        world.close()
+
+
+def test_again_false_asked_while_the_first_runs_is_answered_or_busy_never_a_second_bill(
+    tmp_path: Path,
+) -> None:
+    ledger: list[str] = []
+    calling = threading.Event()
+    go_on = threading.Event()
+
+    def bill(order: object) -> dict[str, str]:  # sync: called on a worker thread
+        ledger.append(str(order))
+        calling.set()
+        go_on.wait(10)
+        return {"billRef": "B-1"}
+
+    agent, world = _service(tmp_path, bill)
+    answers: list[object] = []
+
+    def first() -> None:
+        answers.append(agent.run(world, ":Pay", focus=":o1"))
+
+    try:
+        runner = threading.Thread(target=first)
+        runner.start()
+        assert calling.wait(10)
+        # a sync handler's other thread, the event delivered again while the bill is made
+        with pytest.raises(NotHeld, match="driving :Pay for :o1"):
+            agent.run(world, ":Pay", focus=":o1")
+        repeated = agent.run(world, ":Pay", focus=":o1", again=False)
+        assert repeated.status == "running"  # its instance as it stands, nothing run
+        go_on.set()
+        runner.join(10)
+        assert [a.status for a in answers] == ["completed"]  # type: ignore[attr-defined]
+        assert ledger == [f"{PAY}o1"] and _landed(world) == ["B-1"]
+    finally:
+        go_on.set()
+        world.close()
