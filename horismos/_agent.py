@@ -343,7 +343,7 @@ class Agent:
                 # then under it, where none was found: two such requests start one instance
                 found = None if again else instance_for(world.store, wf.iri, foci[0])
                 if held and found is None:
-                    await worker.hold(wf, foci[0])  # type: ignore[union-attr]
+                    await worker.hold(wf, foci[0], name=self.definitions.name)  # type: ignore[union-attr]
                     found = None if again else instance_for(world.store, wf.iri, foci[0])
                 if found is not None:
                     return Run([found.as_found(world.store)], runner.trace)
@@ -632,7 +632,7 @@ class Agent:
                 try:
                     await runner.check_bindings(wf)
                     if worker is not None:
-                        await worker.hold(wf, waiting.focus)
+                        await worker.hold(wf, waiting.focus, name=self.definitions.name)
                     runner.header(
                         wf, [waiting.focus], world_digest=traced_digest(world, runner.trace)
                     )

@@ -377,7 +377,13 @@ class Worker:
                     ),
                 )
 
-    async def hold(self, workflow: Work, focus: URIRef, *also: URIRef) -> None:
+    async def hold(
+        self,
+        workflow: Work,
+        focus: URIRef,
+        *also: URIRef,
+        name: Callable[[URIRef], str] = str,
+    ) -> None:
         """Claim ``focus`` for a single-focus run (``run --focus``, resume) on a shared world,
         or raise :class:`NotHeld` when a live process holds it: an instance another process
         is driving is never taken over, even by ``--all``, whose workers skip live claims.
@@ -387,7 +393,8 @@ class Worker:
         ``blocked``). :meth:`leave` gives the claim back as it was.
 
         ``also``: nodes held with ``focus``, all or none, in the same requests (a catalog
-        call's idempotency key, which two calls on different subjects may share)."""
+        call's idempotency key, which two calls on different subjects may share). ``name``:
+        how the refusal names a node (the definitions' CURIEs, as the run's other messages)."""
         nodes = [focus, *also]
         for attempt in range(1, _TRIES + 1):
             claimed = self._claim(workflow, nodes, reopen=True)
@@ -401,10 +408,10 @@ class Worker:
                 self._give_back([_claim_iri(workflow.iri, n) for n in mine])
             lost = next(n for n in nodes if n not in mine)
             doing = (
-                f"a catalog call on {lost} (or a step's call there abandoned at its timeout, "
-                "whose function still acts)"
+                f"a catalog call on {name(lost)} (or a step's call there abandoned at its "
+                "timeout, whose function still acts)"
                 if self._crossed(workflow, [lost])
-                else f"{workflow.iri} for {lost}"
+                else f"{name(workflow.iri)} for {name(lost)}"
             )
             raise NotHeld(
                 f"another live process is driving {doing} on this shared world (it holds "

@@ -8,10 +8,16 @@ caller be told the focus is busy, not handed a ``Conflict`` or a failed instance
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from in_process import horismos_load
+from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 from test_durable import PREFIXES
 
@@ -122,3 +128,48 @@ def test_again_false_asked_while_the_first_runs_is_answered_or_busy_never_a_seco
     finally:
         go_on.set()
         world.close()
+
+
+SLOW_SHOP = '''
+import os, time
+from pathlib import Path
+
+def bill(order):
+    Path(os.environ["CALLED"]).write_text("called")
+    time.sleep(float(os.environ["SLOW"]))
+    return {"billRef": "B-other"}
+'''
+
+
+def test_a_focus_another_process_drives_on_a_shared_world_is_named_as_the_run_names_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(SLOW_SHOP)
+    server = OxigraphServer(tmp_path / "store")
+    other = None
+    try:
+        horismos_load(tmp_path, server.store, "world.ttl")
+        called = tmp_path / "called"
+        # another process of the service drives :o1, mid-call
+        other = subprocess.Popen(
+            [sys.executable, "-m", "horismos", "run", "pay.ttl", "--store", server.store,
+             "--tools", "shop.py", "--focus", ":o1"],
+            cwd=tmp_path, env={**os.environ, "CALLED": str(called), "SLOW": "3"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not called.exists():
+            assert other.poll() is None and time.monotonic() < deadline, other.communicate()
+            time.sleep(0.05)
+        agent = Agent.from_files(tmp_path / "pay.ttl", tools={"shop.bill": lambda order: {}})
+        with World.open(server.store) as world, pytest.raises(NotHeld) as refused:
+            agent.run(world, ":Pay", focus=":o1")
+        # it said "http://example.org/pay#Pay for http://example.org/pay#o1"
+        assert "another live process is driving :Pay for :o1 on this shared world" in str(
+            refused.value)
+        assert other.wait(60) == 0
+    finally:
+        if other is not None and other.poll() is None:
+            other.kill()
+        server.stop()
