@@ -90,7 +90,11 @@ class StoredInstance:
         found.blocked_by = self.blocked_by
         if self.status == "waiting" and self.current is not None:
             wait = open_wait(store, self.instance, self.current)
-            found.brief = wait.brief if wait is not None else None
+            found.brief = (
+                wait.brief
+                if wait is not None
+                else approval_brief(store, self.instance, self.current)
+            )
         return found
 
 
@@ -438,6 +442,27 @@ class OpenWait:
     graph: URIRef
     started: dt.datetime
     brief: str | None
+
+
+def approval_brief(store: Store, iid: URIRef, step: URIRef) -> str | None:
+    """The brief of the latest approval the instance's action ``step`` asked for (what its
+    run answered: the payloads, their fingerprints, how to approve), or None. A request
+    asked again found it waiting with no brief (:func:`open_wait` reads a wait step's): an
+    event delivered again, or an agent's ``run_workflow`` asked again, could not be told
+    which fingerprint to approve."""
+    rows = store.select(
+        """
+        SELECT ?started ?brief WHERE {
+            ?a horis:instance ?i ; horis:step ?s ; prov:startedAtTime ?started ;
+               horis:brief ?brief .
+            ?g prov:wasGeneratedBy ?a .
+            FILTER (STRSTARTS(STR(?g), "urn:horismos:approval:")) }""",
+        {"i": iid, "s": step},
+        _NS,
+    )
+    if not rows:
+        return None
+    return str(max(rows, key=lambda r: str(r["started"]))["brief"])
 
 
 def open_wait(store: Store, iid: URIRef, step: URIRef) -> OpenWait | None:

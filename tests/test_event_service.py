@@ -173,3 +173,32 @@ def test_a_focus_another_process_drives_on_a_shared_world_is_named_as_the_run_na
         if other is not None and other.poll() is None:
             other.kill()
         server.stop()
+
+
+def test_an_event_again_while_its_instance_waits_for_approval_is_told_what_to_approve(
+    tmp_path: Path,
+) -> None:
+    ledger: list[str] = []
+
+    def bill(order: object) -> dict[str, str]:
+        ledger.append(str(order))
+        return {"billRef": "B-1"}
+
+    (tmp_path / "pay.ttl").write_text(
+        DEFINITIONS.replace("horis:idempotent false .", "horis:idempotent false ;\n"
+                            "    horis:requiresApproval true ."))
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    agent = Agent.from_files(tmp_path / "pay.ttl", tools={"shop.bill": bill})
+    with World.open(f"oxigraph:{tmp_path / 'store'}") as world:
+        world.load(tmp_path / "world.ttl")
+        first = agent.run(world, ":Pay", focus=":o1")
+        assert first.status == "waiting" and "Fingerprint: " in (first.instances[0].brief or "")
+        # the event delivered again (a client's retry, a queue's redelivery): nothing runs,
+        # and the answer says what to approve, as the first did (it said no brief at all)
+        again = agent.run(world, ":Pay", focus=":o1", again=False)
+        assert again.status == "waiting" and not again.steps
+        assert again.instances[0].brief == first.instances[0].brief
+        fingerprint = again.instances[0].brief.split("Fingerprint: ")[1].split()[0]  # type: ignore[union-attr]
+        agent.approve(world, again.instance, fingerprint, operator="alice")
+        assert agent.resume(world, again.instance).status == "completed"
+        assert ledger == [f"{PAY}o1"]
