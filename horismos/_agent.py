@@ -18,7 +18,7 @@ from ._bindings import Hosts, Reach, mcp_server
 from ._claims import Worker
 from ._definitions import Definitions, load_definitions
 from ._definitions_model import name_fix
-from ._driving import busy_here, drive_here
+from ._driving import busy_here, drive_here, runs_moved
 from ._entailment import schema_of
 from ._environment import Environment
 from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
@@ -355,6 +355,7 @@ class Agent:
                 # focus in memory may have several instances (Python's own runs)
                 kept = world.store.persistent or world._kept_in_files or all
                 asks = again and ((worker is None and kept) or held)
+                seen = runs_moved(world.store)  # what a batch reads below holds until it moves
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     left, ended = (
                         batch_left(world.store, wf.iri, foci)
@@ -381,10 +382,24 @@ class Agent:
                 else:
                     for f in foci:
                         stored = left.get(f)
-                        if stored is None:
-                            finished(await runner.run_instance(wf, f))
-                        elif stored.status != "waiting":  # a wait is settled by resume / wake
-                            finished(await runner.continue_instance(stored))
+                        # a batch's focus: no other run of this process drives it, or it is
+                        # left out; once a single run began or ended, each is read again
+                        mine = drive_here(world.store, wf.iri, f, batch=True) if all else None
+                        if all and mine is None:
+                            continue
+                        try:
+                            if all and runs_moved(world.store) != seen:
+                                now_left, now_ended = batch_left(world.store, wf.iri, [f])
+                                stored = now_left.get(f)
+                                if stored is None and f in now_ended:
+                                    continue
+                            if stored is None:
+                                finished(await runner.run_instance(wf, f))
+                            elif stored.status != "waiting":  # settled by resume / wake
+                                finished(await runner.continue_instance(stored))
+                        finally:
+                            if mine is not None:
+                                mine.release()
             finally:
                 await runner.aclose()
                 if here is not None:

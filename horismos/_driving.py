@@ -10,7 +10,15 @@ stopped, its instance failed, and the first run, whose tool had acted, raised ``
 and dropped the answer. Here each single-focus run (and each resume) notes its focus while
 it drives it, so a second one in this process is refused as busy instead of taking it over.
 
-Taken once a run, never by a step: a set look-up and add under a lock.
+A batch (``all=True``) on such a world notes each focus as it comes to it and leaves out one
+another run drives (it read that run's instance as one a dead process left, and continued
+it); once a single run has begun or ended since the batch read its foci
+(:func:`runs_moved`), the batch reads each focus again before it runs it: one that finished
+meanwhile is left out, as a batch leaves out every finished focus, and one whose instance
+it read running, since ended, is not continued from what it read.
+
+Taken once a run (a batch: once an instance), never by a step: a set look-up and add under
+a lock.
 """
 
 from __future__ import annotations
@@ -22,11 +30,16 @@ from rdflib import URIRef
 
 from ._claims import NotHeld
 
-__all__ = ["Driving", "busy_here", "drive_here"]
+__all__ = ["Driving", "busy_here", "drive_here", "runs_moved"]
 
 _DRIVING: set[tuple[int, URIRef, URIRef]] = set()
 """(the store's id, the workflow, the focus) of each run in this process driving it now. A
 store is kept alive by the run that noted it, so its id is not reused meanwhile."""
+
+_MOVES: dict[int, int] = {}
+"""How many times a single-focus run (or a resume) of this process began or ended on each
+store, by its id: a batch that sees the count change knows what it read of its foci may
+have changed."""
 
 _LOCK = threading.Lock()  # sync runs are made in threads (agent.run from several at once)
 
@@ -34,29 +47,43 @@ _LOCK = threading.Lock()  # sync runs are made in threads (agent.run from severa
 class Driving:
     """A focus noted as driven by one run of this process; :meth:`release` when it stops."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_batch", "_key")
 
-    def __init__(self, key: tuple[int, URIRef, URIRef]) -> None:
+    def __init__(self, key: tuple[int, URIRef, URIRef], batch: bool) -> None:
         self._key: tuple[int, URIRef, URIRef] | None = key
+        self._batch = batch
 
     def release(self) -> None:
         """Let other runs of this process drive the focus again (once; again does nothing)."""
         if self._key is not None:
             with _LOCK:
                 _DRIVING.discard(self._key)
+                if not self._batch:
+                    _MOVES[self._key[0]] = _MOVES.get(self._key[0], 0) + 1
             self._key = None
 
 
-def drive_here(store: object, workflow: URIRef, focus: URIRef) -> Driving | None:
-    """Note that a run of this process drives ``workflow`` for ``focus`` in ``store``; None
-    when another run of this process is driving it now (the caller refuses, or answers the
-    instance as it stands)."""
+def drive_here(
+    store: object, workflow: URIRef, focus: URIRef, *, batch: bool = False
+) -> Driving | None:
+    """Note that a run of this process drives ``workflow`` for ``focus`` in ``store`` (a
+    ``batch``'s instance: not counted by :func:`runs_moved`); None when another run of this
+    process is driving it now (the caller refuses, answers the instance as it stands, or, a
+    batch, leaves the focus out)."""
     key = (id(store), workflow, focus)
     with _LOCK:
         if key in _DRIVING:
             return None
         _DRIVING.add(key)
-    return Driving(key)
+        if not batch:
+            _MOVES[key[0]] = _MOVES.get(key[0], 0) + 1
+    return Driving(key, batch)
+
+
+def runs_moved(store: object) -> int:
+    """How many times a single-focus run or resume of this process began or ended on
+    ``store``."""
+    return _MOVES.get(id(store), 0)
 
 
 def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> NotHeld:

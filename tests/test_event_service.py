@@ -202,3 +202,79 @@ def test_an_event_again_while_its_instance_waits_for_approval_is_told_what_to_ap
         agent.approve(world, again.instance, fingerprint, operator="alice")
         assert agent.resume(world, again.instance).status == "completed"
         assert ledger == [f"{PAY}o1"]
+
+
+def _three_orders(tmp_path: Path, bill: object) -> tuple[Agent, World]:
+    agent, world = _service(tmp_path, bill)
+    world.load_data(PREFIXES + ":o2 a :Order . :o3 a :Order .")
+    return agent, world
+
+
+def test_a_batch_leaves_out_the_focus_another_run_of_the_process_drives(
+    tmp_path: Path,
+) -> None:
+    """``run(all=True)`` beside a request's run of one order, in one process: the batch read
+    the order's running instance as one a dead process left and continued it, holding the
+    request's bill in doubt and failing its instance (the request then raised Conflict)."""
+    ledger: list[str] = []
+    calling, go_on = threading.Event(), threading.Event()
+
+    def bill(order: object) -> dict[str, str]:
+        ledger.append(str(order))
+        if str(order).endswith("o2"):
+            calling.set()
+            go_on.wait(10)
+        return {"billRef": f"B-{str(order)[-2:]}"}
+
+    agent, world = _three_orders(tmp_path, bill)
+    answers: list[object] = []
+    request = threading.Thread(target=lambda: answers.append(
+        agent.run(world, ":Pay", focus=":o2")))
+    try:
+        request.start()
+        assert calling.wait(10)
+        batch = agent.run(world, ":Pay", all=True)
+        go_on.set()
+        request.join(10)
+        assert [str(i.focus)[-2:] for i in batch.instances] == ["o1", "o3"]
+        assert batch.status == "completed"
+        assert [a.status for a in answers] == ["completed"]  # type: ignore[attr-defined]
+        assert sorted(ledger) == [f"{PAY}o1", f"{PAY}o2", f"{PAY}o3"]
+        assert [str(o) for o in world.graph.objects(URIRef(f"{PAY}o2"),
+                                                     URIRef(f"{PAY}billRef"))] == ["B-o2"]
+    finally:
+        go_on.set()
+        world.close()
+
+
+def test_a_batch_leaves_out_a_focus_another_run_finished_while_it_ran(tmp_path: Path) -> None:
+    """A request's run of an order the batch had not reached yet, started and finished while
+    the batch billed another: the batch, which had read the order as never run, started it
+    again (its guard blocked it: a blocked instance, where --all leaves a finished focus out)."""
+    ledger: list[str] = []
+    calling, go_on = threading.Event(), threading.Event()
+
+    def bill(order: object) -> dict[str, str]:
+        ledger.append(str(order))
+        if str(order).endswith("o1"):
+            calling.set()
+            go_on.wait(10)
+        return {"billRef": f"B-{str(order)[-2:]}"}
+
+    agent, world = _three_orders(tmp_path, bill)
+    batches: list[object] = []
+    runner = threading.Thread(target=lambda: batches.append(agent.run(world, ":Pay", all=True)))
+    try:
+        runner.start()
+        assert calling.wait(10)
+        assert agent.run(world, ":Pay", focus=":o2").status == "completed"
+        go_on.set()
+        runner.join(10)
+        (batch,) = batches
+        assert [(str(i.focus)[-2:], i.status) for i in batch.instances] == [  # type: ignore[attr-defined]
+            ("o1", "completed"), ("o3", "completed")]
+        assert sorted(ledger) == [f"{PAY}o1", f"{PAY}o2", f"{PAY}o3"]
+        assert [i.status for i in world.instances()] == ["completed"] * 3
+    finally:
+        go_on.set()
+        world.close()
