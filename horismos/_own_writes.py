@@ -7,7 +7,9 @@ reach the node some other way first: another tool, called at a step that can run
 one (the flow followed backwards from it) or in another workflow or by no step (``tools
 call``); an operator's facts at a wait before it; loaded data (the loader checks the files,
 ``validate --world`` the world). Only what every solution needs is held to this: a triple in
-an ``OPTIONAL``, a ``UNION`` branch, a ``MINUS`` or a ``NOT EXISTS`` does not block.
+an ``OPTIONAL``, a ``UNION`` branch, a ``MINUS`` or a ``NOT EXISTS`` does not block. A
+``FILTER EXISTS`` every solution passes does: ``FILTER EXISTS { ?this :rollbackRef ?r }``,
+the guard written inverted, blocked every rollback as the plain triple does, and validated.
 
 A tool's own ``horis:requires`` is tried at every call of it, a step's or ``tools call``'s,
 with its arguments bound: ``?patient :queuedAt ?t .`` there blocks every call of the tool
@@ -23,6 +25,7 @@ from typing import Any
 from rdflib import RDF, URIRef, Variable
 
 from ._digraph import Digraph, add_edge, descendants
+from ._guard_writes import affirmations
 from ._model import ActionStep, Step, Tool, WaitStep, Workflow, ways_out
 from ._preconditions import group_triples
 
@@ -113,7 +116,7 @@ def only_later_writes(
     called = _called(workflows)
     this = Variable("this")
     found: dict[URIRef, tuple[tuple[Variable, URIRef, Any], list[Tool]]] = {}
-    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+    for s, p, o in sorted(_every_triples(algebra), key=str):
         if s != this or not isinstance(p, URIRef) or p == RDF.type or p in earlier:
             continue
         by = writers.get(p, [])
@@ -136,10 +139,20 @@ def _required_writes(
     ``tool``'s effect writes: the first of each, by property."""
     written = {a.property for a in tool.effect.asserts} if tool.effect is not None else set()
     required: dict[URIRef, tuple[Variable, URIRef, Any]] = {}
-    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+    for s, p, o in sorted(_every_triples(algebra), key=str):
         if s == subject and isinstance(p, URIRef) and p != RDF.type and p in written:
             required.setdefault(p, (subject, p, o))
     return required
+
+
+def _every_triples(algebra: Any) -> list[tuple[Any, Any, Any]]:
+    """The triple patterns every solution of ``algebra`` matches: its own groups' (not an
+    ``OPTIONAL``'s, a ``UNION`` branch's nor a ``MINUS``'s) and those of each ``FILTER
+    EXISTS`` every solution passes, which must find a match as a plain triple must."""
+    found = group_triples(algebra, every=True)
+    for group in affirmations(algebra):
+        found += group_triples(group, every=True)
+    return found
 
 
 def _written_at(steps: Iterable[Step]) -> set[URIRef]:

@@ -470,6 +470,14 @@ _TOOL_GUARD = ('    horis:timeout "5s" ;\n    horis:idempotent false .',
                  "every instance stops here — if it is a guard against running twice, write "
                  "FILTER NOT EXISTS { ?this :queuedAt ?t }; else have a step before it write "
                  ":queuedAt", id="a-step"),
+    # the guard written inverted, FILTER EXISTS for FILTER NOT EXISTS: it too needs a match
+    # only the step's own call can make, so every instance stopped there, and it validated
+    pytest.param((QUEUED_GUARD, "FILTER EXISTS { ?this :queuedAt ?t } "), 0,
+                 ":QueuePatient: horis:requires requires :queuedAt, which only this step's tool "
+                 "(:ehr.assign_queue) writes: the step can never fire before it has fired, and "
+                 "every instance stops here — if it is a guard against running twice, write "
+                 "FILTER NOT EXISTS { ?this :queuedAt ?t }; else have a step before it write "
+                 ":queuedAt", id="a-step-filter-exists"),
     # the tool's own horis:requires is tried at every call with its arguments bound: every
     # call was blocked, every workflow's and tools call's
     pytest.param(_TOOL_GUARD, 1,
@@ -537,6 +545,10 @@ _NOTIFY_ALSO_QUEUES = (
     pytest.param([(QUEUED_GUARD, "{ ?this :queuedAt ?t } UNION { ?this :acuity :urgent } ")],
                  None, id="union"),
     pytest.param([(QUEUED_GUARD, "?other :queuedAt ?t . ")], None, id="another-node"),
+    pytest.param([(QUEUED_GUARD, "FILTER (EXISTS { ?this :queuedAt ?t } || ?queue = :urgent) ")],
+                 None, id="exists-or"),
+    pytest.param([(QUEUED_GUARD, "FILTER (!EXISTS { ?this :queuedAt ?t }) ")], None,
+                 id="not-exists-written-with-bang"),
     pytest.param([(QUEUED_GUARD, "?this :queuedAt ?t . "),
                   ("horis:start :QueuePatient", "horis:start :NotifyNurse"),
                   ('horis:bind [ horis:arg "patient" ; horis:var "this" ] .',

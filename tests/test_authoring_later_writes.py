@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from claims_files import ASSESS_AND_PAY_OUT, CLAIMS_PREFIXES, problems
 from forked import horismos_forked
 
@@ -68,8 +69,14 @@ def test_the_workflow_these_tests_edit_is_clean(tmp_path: Path) -> None:
     assert _found(path) == []
 
 
-def test_a_rule_reading_what_only_a_later_step_writes_is_a_warning(tmp_path: Path) -> None:
-    path, line = _written(tmp_path, WRONG)
+@pytest.mark.parametrize("rule", [
+    pytest.param(WRONG, id="a-triple"),
+    # the same asked as FILTER EXISTS: it needs the match the triple does, and validated
+    pytest.param("FILTER EXISTS { ?this :paymentRef ?ref }", id="filter-exists"),
+])
+def test_a_rule_reading_what_only_a_later_step_writes_is_a_warning(
+        tmp_path: Path, rule: str) -> None:
+    path, line = _written(tmp_path, rule)
     (p,) = _found(path)
     assert (p.severity, p.line, p.node) == ("warning", line, ":Decide"), p
     assert p.message == (
