@@ -378,10 +378,23 @@ class TermChecks(PatternReading):
             file, line = self.src.locate_statement(t[0], cast(URIRef, t[1]), t[2])
             return loaded.get(file or "", len(loaded)), line or 0, str(t)
 
-        names = [str(k)[len(NS) :] for k in known]
+        vocab = vocabulary_graph()
+        properties = {
+            t for kind in _PROPERTY_KINDS for t in vocab.subjects(RDF.type, kind) if t in known
+        }
+        classes = {t for t in vocab.subjects(RDF.type, OWL.Class) if t in known}
+        # a term is meant as what it stands for: a predicate as a property, a type as a
+        # class, a value as neither (``horis:needsApproval true`` was told horis:Approval, a
+        # class, where horis:requiresApproval was meant)
+        roles = {
+            "predicate": sorted(str(k)[len(NS) :] for k in properties),
+            "type": sorted(str(k)[len(NS) :] for k in classes),
+            "value": sorted(str(k)[len(NS) :] for k in known - properties),
+        }
         for term in sorted(unknown):
             s, p, o = min(unknown[term], key=written)
             local = str(term)[len(NS) :]
+            names = roles["predicate" if term == p else "type" if p == RDF.type else "value"]
             meant = _MEANT.get(local.lower())
             close = [meant] if meant in names else difflib.get_close_matches(local, names, n=1)
             values = _values_taken(cast(URIRef, p)) if term == o else []
@@ -730,6 +743,20 @@ class TermChecks(PatternReading):
         return problem
 
 
-_MEANT = {"then": "next", "else": "otherwise", "if": "when", "condition": "when"}
-"""Words of other rule languages for the terms Horismos names otherwise: spelt close to
-another term (``then`` to ``horis:when``), the near-name was the wrong one."""
+_PROPERTY_KINDS = (OWL.ObjectProperty, OWL.DatatypeProperty, RDF.Property)
+"""What the vocabulary types its properties as."""
+
+_MEANT = {
+    "then": "next",
+    "else": "otherwise",
+    "if": "when",
+    "condition": "when",
+    "needsapproval": "requiresApproval",
+    "approvalrequired": "requiresApproval",
+    "approval": "requiresApproval",
+    "onfailure": "onError",
+}
+"""Words of other rule languages, and other ways of saying a Horismos term, for the terms
+Horismos names otherwise: spelt close to another term (``then`` to ``horis:when``,
+``approvalRequired`` to ``horis:approvalsAsked``, which the runtime writes), the near-name was
+the wrong one."""

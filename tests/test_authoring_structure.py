@@ -106,6 +106,26 @@ def test_a_value_of_a_closed_horis_term_that_is_none_gets_the_values_it_takes(
     check(p, path, line, ":AskOperator", f"{said} is not a Horismos term", hint)
 
 
+@pytest.mark.parametrize(("term", "meant"), [
+    # as predicates, the near names were horis:Approval, a class, and horis:approvalsAsked,
+    # which the runtime writes: the fix told would not have asked anyone for approval
+    ("horis:needsApproval", "horis:requiresApproval"),
+    ("horis:approvalRequired", "horis:requiresApproval"),
+    ("horis:onFailure", "horis:onError"),
+])
+def test_a_misspelt_horis_predicate_is_told_the_property_meant(
+    tmp_path: Path, term: str, meant: str
+) -> None:
+    """``horis:needsApproval true`` on a tool that acts: "did you mean horis:Approval?", a
+    class, which written there is no Horismos term either."""
+    path, line = edited(
+        tmp_path, TRIAGE, 'horis:timeout "5s" ;', f'horis:timeout "5s" ;\n    {term} true ;'
+    )
+    p = the_error(problems(path, TRIAGE))
+    check(p, path, line + 1, ":ehr.assign_queue", f"{term} is not a Horismos term",
+          f"did you mean {meant}?")
+
+
 @pytest.mark.parametrize("term", ["horis:backoff", "horis:retryDelay"])
 def test_a_retry_spacing_term_says_horismos_has_none_and_what_retries_do(
     tmp_path: Path, term: str
