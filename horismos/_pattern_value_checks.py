@@ -25,6 +25,7 @@ from ._shape_bounded_filters import beyond_bounds, said
 from ._term_kinds import (
     algebra_literals,
     algebra_triples,
+    expression_nodes,
     object_kind,
     pattern_nodes,
     range_class,
@@ -119,9 +120,17 @@ class PatternValueChecks(PatternReading):
         declared = self.declared_individuals
         for owner, holder, pred, algebra in self.parsed_patterns():
             guards = negations(algebra)
-            for node in sorted(filter(unheld, pattern_nodes(algebra)), key=str):
+            in_triples = pattern_nodes(algebra)
+            nodes = in_triples | expression_nodes(algebra)
+            for node in sorted(filter(unheld, nodes), key=str):
                 name = self.n(node)
-                so = "that part of the pattern never matches"
+                so = (
+                    "that part of the pattern never matches"
+                    if node in in_triples
+                    else "it is no node of the world: a FILTER's = with it never holds (its "
+                    "!= always does), and a call given it by BIND or VALUES as a node of a "
+                    "class is refused"
+                )
                 kinds = {kind for kind, g in guards if node in pattern_nodes(g)}
                 if len(kinds) == 1 and _only_inside(node, algebra, guards):
                     so = _excludes_nothing(next(iter(kinds))).removeprefix("so ")

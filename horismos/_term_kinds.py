@@ -30,6 +30,7 @@ __all__ = [
     "algebra_triples",
     "blocks",
     "declared_property",
+    "expression_nodes",
     "kind_against_range",
     "kind_clashes",
     "negated_reads",
@@ -391,6 +392,52 @@ def pattern_nodes(algebra: Any) -> set[URIRef]:
     for s, p, o in algebra_triples(algebra):
         found.update(t for t in (s, None if p == RDF.type else o) if isinstance(t, URIRef))
     return found
+
+
+def expression_nodes(algebra: Any) -> set[URIRef]:
+    """The IRIs a parsed pattern names outside its triples: a ``BIND``'s, a ``VALUES``
+    row's, a ``FILTER``'s (not a function's own IRI, ``xsd:integer(?x)``). Why:
+    ``BIND(:SEV0 AS ?level)`` where the ontology declares ``:SEV1``…``:SEV3`` gave every
+    call a node nothing holds, refused at the step after the steps before it had acted, and
+    no check of the pattern's nodes saw it."""
+    found: set[URIRef] = set()
+    stack: list[Any] = [algebra]
+    while stack:
+        x = stack.pop()
+        name = getattr(x, "name", None)
+        if name == "BGP":
+            continue
+        if name in ("Extend", "Filter"):
+            stack.append(x.get("p"))
+            stack.append(_Expression(x.get("expr")))
+        elif name == "values":
+            found.update(
+                v for row in x.get("res") or () for v in row.values() if isinstance(v, URIRef)
+            )
+        elif isinstance(x, _Expression):
+            e = x.expr
+            if isinstance(e, URIRef):
+                found.add(e)
+            elif getattr(e, "name", None) in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
+                stack.append(e.get("graph"))
+            elif isinstance(e, Mapping):
+                stack.extend(_Expression(v) for k, v in e.items() if k != "iri")
+            elif isinstance(e, list | tuple):
+                stack.extend(_Expression(v) for v in e)
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return found
+
+
+class _Expression:
+    """A part of a ``FILTER``'s or ``BIND``'s expression, walked for the IRIs it names."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: Any) -> None:
+        self.expr = expr
 
 
 def value_kinds(g: Graph, triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, str]:

@@ -254,6 +254,34 @@ def test_a_node_neither_the_definitions_nor_the_world_hold_is_a_warning_against_
 
 
 
+@pytest.mark.parametrize(("pattern", "written"), [
+    # the queue given by BIND: every call was refused ("must be a node of class
+    # :AcuityLevel"), after the steps before it had acted, and it validated against a world
+    pytest.param('""" ?this a :Patient . BIND(:stat AS ?queue)', "BIND(:stat", id="bind"),
+    pytest.param('""" ?this a :Patient . VALUES ?queue { :stat }', "VALUES", id="values"),
+    # compared in a FILTER: never true, so every patient was blocked
+    pytest.param('""" ?this :acuity ?queue . FILTER (?queue = :stat)', "FILTER", id="filter"),
+])
+def test_a_node_a_bind_values_or_filter_names_that_nothing_holds_is_a_warning_against_a_world(
+        tmp_path: Path, pattern: str, written: str) -> None:
+    world = str(Path(__file__).parent.parent / "examples" / "triage" / "world.ttl")
+    path, _ = edited(tmp_path, TRIAGE, '""" ?this :acuity ?queue .', pattern)
+    line = next(i for i, x in enumerate(path.read_text().splitlines(), 1) if written in x)
+    command = ["validate", str(path), str(TRIAGE[1]), "--world", world, "--store", "memory"]
+    p = horismos_forked(".", *command, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (said,) = [x for x in p.stdout.splitlines() if ":stat" in x]
+    assert said.startswith(
+        f"{path}:{line}: warning: :QueuePatient: horis:requires names :stat, which neither the "
+        "definitions nor the world hold, so it is no node of the world: a FILTER's = with it "
+        "never holds (its != always does), and a call given it by BIND or VALUES as a node of "
+        "a class is refused"), said
+    held = tmp_path / "held.ttl"
+    held.write_text("@prefix : <http://example.org/ehr#> .\n:stat a :AcuityLevel .\n")
+    quiet = horismos_forked(".", *command, "--world", str(held), timeout=120)
+    assert ":stat" not in quiet.stdout, quiet.stdout
+
+
 def test_a_node_misspelling_an_individual_of_the_definitions_is_a_warning_without_a_world(
         tmp_path: Path) -> None:
     """`?old :status :Canceled` where the ontology declares `:Cancelled a :FlightStatus`:
