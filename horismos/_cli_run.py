@@ -41,6 +41,7 @@ from ._definitions import Definitions
 from ._errors import ShaclMessage, UsageError
 from ._intents import doubt_key, doubt_message
 from ._model import ActionStep
+from ._outside_policy import outside_policy
 from ._preconditions import why_blocked
 from ._proposal import misconfigured
 from ._proposal import summary as proposal_summary
@@ -167,6 +168,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         # validate would; quiet, the run's own check before its first step refuses the same
         if not args.quiet:
             for problem in run_warnings(agent.definitions, beside):
+                print(problem, file=sys.stderr)
+            # a step this run's --allow leaves out: said before the steps ahead of it act
+            workflow = agent.workflow(args.workflow)
+            for problem in outside_policy(agent.definitions, workflow, args.allow):
                 print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         if args.all and sys.stderr.isatty():

@@ -1108,3 +1108,44 @@ def test_discovery_lists_a_tool_blocked_by_an_approval_issued_for_other_code(tmp
     (why,) = seen["live"]["why_blocked"]
     assert why["reason"] == "approval", why
     assert "issued for other code behind t.close" in why["message"], why
+
+
+def test_cli_run_says_before_its_first_step_which_step_its_policy_will_block(tmp_path) -> None:
+    """A rollback, then a status-page post of horis:ExternalCommit: the default policy blocked
+    the post only once the rollback had acted, and nothing said so before. The run now warns
+    at the post's horis:tool line before its first step; --allow with the class quiets it."""
+    defs = definitions("").replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n    horis:next :Post .',
+    ) + """
+:t.post a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :posted ; horis:type xsd:string ] ] ;
+    horis:binding "python:post" ; horis:sideEffect horis:ExternalCommit .
+:Post a horis:ActionStep ;
+    horis:tool :t.post ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+"""
+    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(
+        TOOLS + '\ndef post(patient):\n    return {"posted": "P-1"}\n', encoding="utf-8")
+    line = defs.splitlines().index("    horis:tool :t.post ;") + 1
+    args = ("run", "defs.ttl", "--world", "world.ttl", "--tools", "ward", "--focus", ":p1")
+    blocked = horismos(tmp_path, *args)
+    assert blocked.returncode == 4 and "Traceback" not in blocked.stderr, blocked.stderr
+    (warned,) = [x for x in blocked.stderr.splitlines() if "horis:ExternalCommit" in x]
+    assert warned == (
+        f"defs.ttl:{line}: warning: :Post: its tool :t.post is horis:ExternalCommit, which this "
+        "run's policy does not allow (allowed: HostStateWrite, ReadOnly): every instance that "
+        "reaches :Post stops there blocked (PolicyRefused), after the steps before it have "
+        "acted — give --allow ExternalCommit,HostStateWrite,ReadOnly if it may act; a blocked "
+        "instance goes on with `horismos run … --focus NODE --allow "
+        "ExternalCommit,HostStateWrite,ReadOnly`"), blocked.stderr
+    # said before the first step: the discharge, before the post, has acted since
+    assert ":Go" in blocked.stdout and (tmp_path / "calls.log").exists()
+    allowed = horismos(tmp_path, *args, "--allow", "ReadOnly,HostStateWrite,ExternalCommit")
+    assert allowed.returncode == 0 and "ExternalCommit" not in allowed.stderr, allowed.stderr
+    quiet = horismos(tmp_path, *args[:-1], ":p1", "--quiet")
+    assert "horis:ExternalCommit" not in quiet.stderr, quiet.stderr
