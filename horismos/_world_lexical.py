@@ -72,6 +72,13 @@ out the comma as a separator, and ``write 120050`` made a claim of 1200.50 a hun
 larger."""
 
 
+_SPACED_DATE_TIME = re.compile(
+    rf"(?P<date>{_DATE})(?P<sep>T|\s+)(?P<time>[0-9]{{2}}:[0-9]{{2}})"
+    rf"(?P<seconds>:[0-9]{{2}}(?:\.[0-9]+)?)?\s*(?P<zone>Z|[+-][0-9]{{2}}:[0-9]{{2}})?"
+)
+"""A date-time written as people write one: a space for XSD's ``T``, seconds left out."""
+
+
 def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) -> str:
     """What to write for ``text`` as a literal of ``datatype``: the text without its
     thousands separators or spaces, when that is one, else a literal of the datatype."""
@@ -84,6 +91,16 @@ def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) ->
         if datatype in _BARE:
             return f"write {point} without quotes (a point, not a comma, before the decimals)"
         return f'write "{point}"^^{name(datatype)} (a point, not a comma, before the decimals)'
+    spaced = _SPACED_DATE_TIME.fullmatch(text.strip()) if datatype == XSD.dateTime else None
+    if spaced is not None and (spaced["sep"] != "T" or not spaced["seconds"]):
+        # "2026-12-07 10:00": a T between the two, and seconds
+        seconds = spaced["seconds"] or ":00"
+        when = f"{spaced['date']}T{spaced['time']}{seconds}{spaced['zone'] or ''}"
+        why = [
+            *(["a T between the date and the time"] if spaced["sep"] != "T" else []),
+            *(["its seconds"] if not spaced["seconds"] else []),
+        ]
+        return f'write "{when}"^^{name(datatype)} (' + ", and ".join(why) + ")"
     mended = re.sub(r"[,_\s]", "", text)
     if form is not None and mended != text and form.fullmatch(mended):
         if datatype in _BARE:

@@ -23,6 +23,7 @@ ONTOLOGY = """\
 :Claim a owl:Class .
 :claimedAmount a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:decimal .
 :filedOn a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:date .
+:closedAt a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:dateTime .
 :urgent a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:boolean .
 :lineCode a owl:DatatypeProperty ; rdfs:domain :Claim ; rdfs:range xsd:string .
 """
@@ -63,6 +64,11 @@ def test_a_number_with_a_thousands_separator_is_a_warning_at_its_line(tmp_path: 
 @pytest.mark.parametrize(("written", "hint"), [
     (':urgent "yes"^^xsd:boolean', 'write a literal of xsd:boolean, e.g. "…"^^xsd:boolean'),
     (':filedOn "01/12/2026"^^xsd:date', 'write a literal of xsd:date, e.g. "…"^^xsd:date'),
+    # a date-time as people write one was told only "a literal of xsd:dateTime, e.g. "…""
+    (':closedAt "2026-12-07 10:00"^^xsd:dateTime', 'write "2026-12-07T10:00:00"^^xsd:dateTime '
+     "(a T between the date and the time, and its seconds)"),
+    (':closedAt "2026-12-07T10:00Z"^^xsd:dateTime', 'write "2026-12-07T10:00:00Z"^^xsd:dateTime '
+     "(its seconds)"),
 ])
 def test_other_ill_typed_values_are_warnings(tmp_path: Path, written: str, hint: str) -> None:
     out = _validate(tmp_path, WORLD + f":c3 a :Claim ; {written} .\n")
