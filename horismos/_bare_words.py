@@ -11,6 +11,8 @@ only up to a quote left open.
 Two bare words are slips of SPARQL's own: a keyword misspelt (``FILTER NOT EXIST { … }``,
 which was told to write ``:EXIST``) and a boolean written in capitals (``:onDuty True``,
 which rdflib reads and Oxigraph, the run's store, refuses with a page of character ranges).
+A number compared with a decimal comma (``?rate >= 0,25``) is said here too: the parser gave
+up at the FILTER, and the comma was not named.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from typing import NamedTuple
 
 from ._near_names import slip_distance
 
-__all__ = ["BareWord", "bare_word", "meant_keyword", "miscased_boolean"]
+__all__ = [
+    "BareWord",
+    "CommaNumber",
+    "bare_word",
+    "decimal_comma",
+    "meant_keyword",
+    "miscased_boolean",
+]
 
 _HIDDEN = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""'
@@ -50,6 +59,13 @@ _KEYWORDS = frozenset(
 _GROUP_KEYWORDS = ("BIND", "EXISTS", "FILTER", "GRAPH", "MINUS", "OPTIONAL", "UNDEF", "UNION")
 """The keywords written bare inside a group graph pattern, long enough that one slip away
 from one of them is no word of the modeler's own (not ``IN`` nor ``AS``)."""
+
+_COMMA_NUMBER = re.compile(
+    r"(?:(?:[<>]=?|!?=)\s*([+-]?[0-9]+),([0-9]+)(?![\w.,])"
+    r"|(?<![\w.,?$])([+-]?[0-9]+),([0-9]+)(?=\s*(?:[<>]=?|!?=)))"
+)
+"""A number written with a decimal comma where a comparison takes it, ``?rate >= 0,25``
+(either way round): in a function's arguments, ``IN (1,2)``, a comma is SPARQL's own."""
 
 _BOOLEAN = re.compile(r"(?<![\w?$:@^.\-])(true|false)(?![\w:(\-])", re.IGNORECASE)
 """``true`` or ``false`` as a term, in any case."""
@@ -110,3 +126,26 @@ def miscased_boolean(text: str) -> str | None:
     ``FALSE``); None when there is none. SPARQL's booleans are lower case: rdflib reads
     ``True`` as true, Oxigraph refuses the query."""
     return next((m[1] for m in _BOOLEAN.finditer(_hidden(text)) if not m[1].islower()), None)
+
+
+class CommaNumber(NamedTuple):
+    """A number written with a decimal comma (:func:`decimal_comma`)."""
+
+    written: str
+    meant: str
+    """The number with a point: ``0.25`` for ``0,25``."""
+    row: int
+    """The line of the pattern it is on, 1 for the first."""
+
+
+def decimal_comma(text: str) -> CommaNumber | None:
+    """The first number of ``text`` (a pattern that does not parse) compared with a decimal
+    comma, ``FILTER (?rate >= 0,25)``; None when there is none. Why: the parser said
+    "unexpected 'FILTER'", and to write the pattern "as inside WHERE { … }", which it was."""
+    hidden = _hidden(text)
+    m = _COMMA_NUMBER.search(hidden)
+    if m is None:
+        return None
+    whole, fraction = (m[1], m[2]) if m[1] is not None else (m[3], m[4])
+    row = hidden[: m.start()].count("\n") + 1
+    return CommaNumber(f"{whole},{fraction}", f"{whole}.{fraction}", row)

@@ -15,7 +15,7 @@ from typing import Any, cast
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
 
-from ._bare_words import BareWord, bare_word, meant_keyword, miscased_boolean
+from ._bare_words import BareWord, bare_word, decimal_comma, meant_keyword, miscased_boolean
 from ._builder_base import BuilderBase
 from ._errors import Problem
 from ._namespace_index import written_prefixes
@@ -158,6 +158,7 @@ class PatternReading(BuilderBase):
             # a word the parser stopped at or before, not one in a string it found unclosed
             left = None if unbound or query else self.left_open(str(bad), (holder, pred, bad))
             bare = None if unbound or query or left or row is None else bare_word(str(bad).strip())
+            comma = None if unbound or query or left else decimal_comma(str(bad).strip())
             if query and not unbound:
                 form = query[1].upper()
                 why = (
@@ -171,6 +172,10 @@ class PatternReading(BuilderBase):
                 hint = self.prefix_hint(prefix, str(bad), ns)
             elif left:
                 why, hint, start = left
+            elif comma is not None:  # a decimal comma: the parser gave up at the FILTER
+                why = f"{comma.written} is written with a decimal comma, which SPARQL does not read"
+                hint = f"write {comma.meant}: a point, not a comma, before the decimals"
+                row = comma.row
             elif bare and bare.row >= cast(int, row):
                 why, hint = self.bare_word_said(bare, ns)
                 row = bare.row

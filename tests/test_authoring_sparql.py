@@ -398,6 +398,25 @@ def test_a_word_that_is_part_of_a_term_is_not_called_bare(
         assert "not a SPARQL term" not in errors[0].message
 
 
+@pytest.mark.parametrize("written", [
+    "FILTER (?score >= 0,25)",
+    "FILTER (0,25 <= ?score)",
+    "FILTER (?score IN (1,2) && ?score > 0,25)",
+])
+def test_a_number_with_a_decimal_comma_is_said_at_its_line_with_the_point_to_write(
+        tmp_path: Path, written: str) -> None:
+    """``FILTER (?rate >= 0,25)`` said "unexpected 'FILTER'" and to write the pattern "as
+    inside WHERE { … }", which it was: the comma was not named."""
+    path, line = edited(tmp_path, TRIAGE, BARE,
+                        "?this :acuity ?queue ; :score ?score .\n                       "
+                        f"{written}\n")
+    (e,) = [p for p in problems(path, TRIAGE) if p.severity == "error"]
+    assert (e.line, e.node) == (line + 1, ":QueuePatient"), str(e)
+    assert e.message == ("horis:requires is not a valid SPARQL group graph pattern: 0,25 is "
+                         "written with a decimal comma, which SPARQL does not read"), str(e)
+    assert e.hint == "write 0.25: a point, not a comma, before the decimals", str(e)
+
+
 @pytest.mark.parametrize(("written", "form"), [
     pytest.param('    horis:requires "ASK { ?this :acuity ?queue }" ;', "ASK … { … }", id="ask"),
     pytest.param('    horis:requires "ask where { ?this :acuity ?queue }" ;', "ASK … { … }",
