@@ -24,7 +24,7 @@ from rdflib.term import Variable
 
 from ._near_names import slip_distance
 
-__all__ = ["lone_variables"]
+__all__ = ["cut_pair", "lone_variables"]
 
 # what SPARQL text holds that is not a variable: strings, IRIs and comments
 _SKIPPED = re.compile(
@@ -96,3 +96,39 @@ def lone_variables(
         if alone or cut:
             found.append((var, near[0], alone))
     return found
+
+
+def cut_pair(
+    text: str, triples: Iterable[tuple[Any, Any, Any]], anchor: str, targets: Set[str]
+) -> tuple[str, str, str] | None:
+    """A variable of ``targets`` (a step's argument, a proposal's options) that ``triples``
+    (those every solution matches) join with nothing holding ``anchor`` (?this), where the
+    part holding it names a variable once and the part holding ``anchor`` names another
+    once: two names of what was meant to be one, ``?this :affects ?svc . ?option :appliesTo
+    ?service``. As (the target, the lone variable beside it, the lone variable beside
+    ``anchor``), the first of each as written; None when there is none.
+
+    Why: the names are not near each other, so :func:`lone_variables` did not see the slip;
+    every runbook applying to any service was a candidate, whatever the incident, the model
+    chose one for a service the incident did not touch, and the rollback acted on it. A
+    target joined with nothing of ``anchor`` and naming no variable once is meant (``?nurse
+    :onDuty true``: any nurse on duty)."""
+    order = [v for v in _VARIABLE.findall(_SKIPPED.sub(" ", text))]
+    counts = Counter(order)
+    triples = list(triples)
+    joined = _components(triples)
+    if anchor not in joined:
+        return None
+    home = joined[anchor]
+    lone = [v for v in dict.fromkeys(order) if counts[v] == 1 and v in joined]
+    beside_anchor = [v for v in lone if joined[v] == home and v != anchor]
+    if not beside_anchor:
+        return None
+    for target in sorted(targets):
+        part = joined.get(target)
+        if part is None or part == home:
+            continue
+        beside = [v for v in lone if joined[v] == part and v not in targets]
+        if beside:
+            return target, beside[0], beside_anchor[0]
+    return None

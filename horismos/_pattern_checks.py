@@ -20,11 +20,17 @@ from ._derived_reads import derived_from, path_reading_both
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._fhir import FHIR
 from ._graph_blocks import named_graph_reads
-from ._lone_variables import lone_variables
+from ._lone_variables import cut_pair, lone_variables
 from ._model import ActionStep, ProposalStep
 from ._near_names import nearest_variable
 from ._pattern_comments import commented_out
-from ._preconditions import Precondition, bound_tests, detached_tests, filter_scopes
+from ._preconditions import (
+    Precondition,
+    bound_tests,
+    detached_tests,
+    filter_scopes,
+    group_triples,
+)
 from ._schema_links import LINKS, dangling_links
 from ._store_syntax import bad_regexes
 from ._subselects import unselected_focus
@@ -240,6 +246,48 @@ class PatternChecks(ArgumentChecks, TermChecks):
                         "if a node of its own is meant",
                         (holder, pred),
                     )
+            if owner in steps and not said:
+                self.check_cut_pair(step, holder, pred, algebra, given)
+
+    def check_cut_pair(
+        self, step: Any, holder: Node, pred: URIRef, algebra: Any, given: Set[str]
+    ) -> None:
+        """An argument of an action step, or a proposal's options, joined with nothing of
+        ?this where each part names a variable once (:func:`._lone_variables.cut_pair`):
+        ``?this :affects ?svc . ?option a :Runbook ; :appliesTo ?service`` offered every
+        runbook of every service, whatever the incident, and the rollback acted on the one
+        chosen. A warning at the lone variable beside the options, with the name to write."""
+        if isinstance(step, ActionStep) and pred == HORIS.requires and step.tool is not None:
+            targets = {step.var_for(a.name) for a in step.tool.args} - set(given)
+            what = "argument"
+        elif isinstance(step, ProposalStep) and pred == HORIS.query:
+            targets = {step.as_var}
+            what = "options"
+        else:
+            return
+        triples = group_triples(algebra, every=True)
+        for text in self.g.objects(holder, pred):
+            found = cut_pair(str(text), triples, "this", targets)
+            if found is None:
+                continue
+            target, lone, meant = found
+            said = (
+                f"the options, ?{target}, are"
+                if what == "options"
+                else f"?{target}, an argument of {self.n(step.tool.iri)}, is"
+            )
+            self.at_text(
+                "warning",
+                variable_needle(lone),
+                step.iri,
+                f"{self.n(pred)}: {said} joined with nothing of ?this: ?{lone} is named once "
+                f"beside it and ?{meant} once beside ?this, so they are two variables, and "
+                f"?{target} is any node that meets the rest of the pattern, whatever the focus",
+                f"if one node is meant, write one name for both (?{meant} for ?{lone}); "
+                f"else link ?{target} to ?this in the pattern",
+                (holder, pred),
+            )
+            return
 
     def check_commented_patterns(self) -> None:
         """A pattern on one line whose ``#`` comments out SPARQL (:mod:`._pattern_comments`):
