@@ -20,7 +20,10 @@ would judge the focus (its workflows' focus types, their superclasses, the subje
 wait writes on every way to it (:func:`~._held_waits.written_before`) refuses a fixed ``V``:
 certain when every step writing ``:p`` fixes another value; a step writing what its tool
 returns may write ``V`` (then the until held and nothing waited): a warning. A wait with a
-``horis:timeout`` ends at it: a warning too.
+``horis:timeout`` ends at it: a warning too. A ``sh:closed true`` shape that names the
+property in no ``sh:property`` nor ``sh:ignoredProperties`` refuses any ``V``: an on-call
+engineer's acknowledgement (``?this :acknowledgedBy ?eng``) was refused by the incident's
+closed shape, and the incident waited until its timeout escalated it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 from rdflib import RDF, SH, Graph, Literal, URIRef, Variable
 from rdflib.term import Node
 
+from ._effect_shapes import closed_allows
 from ._held_waits import written_before
 from ._model import ActionStep, Step, WaitStep, Workflow
 from ._preconditions import group_triples
@@ -54,6 +58,8 @@ class Refused:
     why: str
     writers: tuple[URIRef, ...] = ()
     certain: bool = True
+    closed: bool = False
+    """``shape`` is ``sh:closed true`` and allows no value of the property at all."""
 
     def words(
         self, name: Callable[[Node], str], term: Callable[[Node], str], timeout: bool
@@ -62,7 +68,16 @@ class Refused:
         (no horis:timeout); ``term`` writes a value as a pattern does."""
         _, prop, value = self.triple
         p, shape = name(prop), name(self.shape)
-        if self.writers:
+        if self.closed:
+            why = (
+                f"shape {shape} is closed (sh:closed true) and names {p} in no sh:property nor "
+                "sh:ignoredProperties, so it allows no value of it"
+            )
+            hint = (
+                f"add sh:property [ sh:path {p} ] to {shape} (or list {p} in its "
+                "sh:ignoredProperties), or wait for a property it allows"
+            )
+        elif self.writers:
             why = (
                 f"{', '.join(name(w) for w in self.writers)} writes {p} on ?this on every way "
                 f"to the wait, and shape {shape} allows one value of it (sh:maxCount 1); an "
@@ -143,6 +158,9 @@ def _refused_alone(
     for shape in sorted(shapes, key=str):
         if deactivated(g, shape):
             continue
+        allowed = closed_allows(g, shape)
+        if allowed is not None and p not in allowed:  # any value: the node never conforms
+            return Refused(triple, shape, "sh:closed true", closed=True)
         pshapes = [x for x in g.objects(shape, SH.property) if not deactivated(g, x)]
         if (shape, SH.path, None) in g:
             pshapes.append(shape)

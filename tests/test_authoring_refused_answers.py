@@ -128,6 +128,33 @@ def test_any_value_under_max_count_0_is_an_error(tmp_path: Path) -> None:
         "drop sh:maxCount 0 on :approvedBy from :ClaimShape, or wait for a property it allows")
 
 
+def test_a_property_a_closed_shape_leaves_out_is_an_error_at_the_until(tmp_path: Path) -> None:
+    """An incident waited ``horis:until "?this :acknowledgedBy ?eng ."`` where the incident's
+    shape is ``sh:closed true`` and names no ``:acknowledgedBy``: resume refused every
+    acknowledgement, and only the timeout's escalation ended the wait."""
+    text = FILE.replace(
+        ":ClaimShape a sh:NodeShape ; sh:targetClass :Claim ;",
+        ":ClaimShape a sh:NodeShape ; sh:targetClass :Claim ; sh:closed true ;\n"
+        "    sh:ignoredProperties ( <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>\n"
+        "        :paymentRef ) ;",
+    )
+    path, line = _written(tmp_path, "?this :approvedAt ?t .", text)
+    (p,) = [p for p in problems(path) if SAID in p.message]
+    assert (p.severity, p.line, p.node) == ("error", line, ":Approve"), p
+    assert p.message == (
+        "horis:until requires ?this to hold :approvedAt ?t, but shape :ClaimShape is closed "
+        "(sh:closed true) and names :approvedAt in no sh:property nor sh:ignoredProperties, so "
+        "it allows no value of it: resume refuses the answer that would give it (the facts "
+        "break the domain shapes), so the instance waits for ever, after the steps before it "
+        "have acted"), p.message
+    assert p.hint == (
+        "add sh:property [ sh:path :approvedAt ] to :ClaimShape (or list :approvedAt in its "
+        "sh:ignoredProperties), or wait for a property it allows"), p.hint
+    # listed among the properties it ignores: allowed
+    allowed = text.replace(":paymentRef ) ;", ":paymentRef :approvedAt ) ;")
+    assert _said(_written(tmp_path, "?this :approvedAt ?t .", allowed)[0]) == []
+
+
 def test_a_wait_with_a_timeout_ends_there_a_warning(tmp_path: Path) -> None:
     text = FILE.replace("( :Open :Assessed :Approved )", "( :Open :Assessed )")
     path, line = _written(tmp_path, "?this :status :Approved .", text,
