@@ -9,6 +9,8 @@ import keyword
 import re
 from urllib.parse import urlsplit, urlunsplit
 
+from ._near_names import slip_distance
+
 __all__ = ["BINDING_SCHEMES", "ENV_NAME", "binding_meant", "binding_text_problem"]
 
 
@@ -134,4 +136,20 @@ def binding_meant(binding: str) -> str | None:
         return f"{lower}:{rest.lstrip('/')}"
     if _HOST_PATH.fullmatch(binding):
         return f"https://{binding}"
+    slipped = _scheme_slip(lower) if colon else None
+    if slipped is not None:  # "htp://host/x", "pyhton:mod.f": the scheme misspelt
+        return binding_meant(f"{slipped}:{rest}")
+    return None
+
+
+def _scheme_slip(scheme: str) -> str | None:
+    """The binding scheme ``scheme`` misspells: one slip from ``http``, ``https`` or
+    ``python`` (``htp``, ``htps``, ``pyhton``), or ``mcp``'s or ``cmd``'s letters in another
+    order (``mpc``); a scheme of three letters one letter off is another (``tcp``)."""
+    for known in ("https", "http", "python"):
+        if slip_distance(scheme, known) == 1:
+            return known
+    for known in ("mcp", "cmd"):
+        if scheme != known and sorted(scheme) == sorted(known):
+            return known
     return None

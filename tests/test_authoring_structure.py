@@ -77,6 +77,11 @@ def test_a_malformed_python_target_is_an_error_at_its_line_without_tools(
     ('"ehr.example.org/queue"', "https://ehr.example.org/queue"),
     ('"127.0.0.1:8080/queue"', "https://127.0.0.1:8080/queue"),
     ('"Python:ehr_client.assign_queue"', "python:ehr_client.assign_queue"),
+    # the scheme misspelt: told only the list of every form
+    ('"htp://127.0.0.1:8781/status"', "http://127.0.0.1:8781/status"),
+    ('"htps://status.example.org/post"', "https://status.example.org/post"),
+    ('"pyhton:ehr_client.assign_queue"', "python:ehr_client.assign_queue"),
+    ('"mpc://ehr/assign_queue"', "mcp://ehr/assign_queue"),
 ])
 def test_a_binding_of_a_scheme_written_wrong_gets_the_binding_meant(
     tmp_path: Path, binding: str, meant: str
