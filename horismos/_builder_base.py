@@ -412,8 +412,30 @@ class BuilderBase:
         """``"did you mean :X? "`` for the declared name closest to a misspelt ``term``, to
         lead a hint whose list (:meth:`some`) is cut at eight names in alphabetical order
         and so may not hold the one meant; "" when none is close."""
-        best = closest_term(term, candidates) if isinstance(term, URIRef) else None
-        return f"did you mean {self.n(best)}? Else " if best is not None else ""
+        if not isinstance(term, URIRef):
+            return ""
+        candidates = list(candidates)
+        best = closest_term(term, candidates)
+        if best is not None:
+            return f"did you mean {self.n(best)}? Else "
+        # the same name in another namespace: the file's prefix binds another one than the
+        # file declaring it (``<…/ops/ops.intake>`` for ``<…/ops#ops.intake>``)
+        ns, local = split_iri(term)
+        same = sorted(
+            (
+                c
+                for c in candidates
+                if isinstance(c, URIRef) and split_iri(c)[1] == local and split_iri(c)[0] != ns
+            ),
+            key=str,
+        )
+        if len(same) != 1:
+            return ""
+        return (
+            f"did you mean {self.n(same[0])}? The prefix it is written with here binds <{ns}>, "
+            f"and it is declared under <{split_iri(same[0])[0]}>: write the @prefix as the "
+            "file declaring it does. Else "
+        )
 
     def some(self, nodes: Iterable[Node], limit: int = 8) -> str:
         """A few declared names for a hint, sorted so the message is stable."""

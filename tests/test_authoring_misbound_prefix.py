@@ -115,3 +115,29 @@ def test_as_the_modeler_runs_it(tmp_path: Path) -> None:
     assert "tools.ttl:15: error: :claims.assess: asserted property :assessedAmount" in (
         done.stdout), done.stdout
     assert done.stdout.count("as tools.ttl:5 binds xsd:") == 3, done.stdout
+
+
+def test_a_tool_named_under_a_domain_prefix_bound_elsewhere_is_told_the_one_meant(
+    tmp_path: Path,
+) -> None:
+    """``@prefix : <http://example.org/claims/>`` in the workflow, ``<…claims#>`` beside the
+    tools: each step's ``horis:tool`` was "referenced but not declared", with eight tools of
+    full IRIs to pick from and no word of the prefix; the one of the same name is now meant."""
+    _written(tmp_path, GOOD)
+    (tmp_path / "workflow.ttl").write_text(
+        WORKFLOW.replace("<http://example.org/claims#>", "<http://example.org/claims/>", 1),
+        encoding="utf-8",
+    )
+    try:
+        load_definitions([tmp_path / f for f in FILES])
+        raise AssertionError("loaded")
+    except AuthoringError as e:
+        (tool,) = [p for p in e.problems if "is referenced but not declared" in p.message]
+    assert (tool.line, tool.message) == (7, (
+        "horis:tool <http://example.org/claims/claims.assess> is referenced but not declared")
+    ), str(tool)
+    assert tool.hint is not None and tool.hint.startswith(
+        "did you mean <http://example.org/claims#claims.assess>? The prefix it is written "
+        "with here binds "
+        "<http://example.org/claims/>, and it is declared under <http://example.org/claims#>: "
+        "write the @prefix as the file declaring it does. Else declare "), tool.hint
