@@ -263,6 +263,11 @@ def _forbids(
                     f"write sh:datatype {name(w.datatype)} in the shape: {name(dt)} is no "
                     f"datatype the files declare (or declare it: {name(dt)} a rdfs:Datatype)"
                 )
+            elif w.value == HORIS.now:  # the run's clock: it writes a date-time, nothing else
+                hint = (
+                    f"write sh:datatype {name(w.datatype)} in the shape: horis:now writes the "
+                    f"time of the call as {name(w.datatype)}"
+                )
             else:
                 fix = (
                     f"write horis:type {name(dt)} in the effect"

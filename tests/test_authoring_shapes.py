@@ -454,6 +454,17 @@ def test_a_time_stamp_is_judged_by_its_datatype_alone(tmp_path: Path) -> None:
     assert not [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
 
 
+def test_a_time_stamp_of_another_datatype_is_told_to_mend_the_shape(tmp_path: Path) -> None:
+    """``sh:datatype xsd:date`` on the property horis:now writes: told "write a horis:value of
+    xsd:date", a fixed date for the time of the call; the clock writes a date-time only."""
+    ontology, _ = ontology_edited(tmp_path, "sh:path :queueRef ;",
+                                  "sh:path :queuedAt ; sh:datatype xsd:date ;")
+    (p,) = [p for p in loaded(tmp_path, ontology) if "the gate would reject" in p.message]
+    assert "writes :queuedAt as a literal of xsd:dateTime" in p.message, p
+    assert p.hint == ("write sh:datatype xsd:dateTime in the shape: horis:now writes the time "
+                      "of the call as xsd:dateTime"), p.hint
+
+
 def test_a_shape_that_does_not_judge_the_subject_or_is_deactivated_says_nothing(
         tmp_path: Path) -> None:
     for old, new in (("sh:targetClass :Patient ;", "sh:targetClass :Nurse ;"),
