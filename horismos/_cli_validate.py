@@ -12,7 +12,15 @@ from dataclasses import replace
 from rdflib import URIRef
 
 from ._bindings.mcp import connection_problems
-from ._cli_common import counts, load_world_beside, plural, reach, reach_options
+from ._bindings.reach import Hosts
+from ._cli_common import (
+    allowed_hosts,
+    counts,
+    load_world_beside,
+    plural,
+    reach,
+    reach_options,
+)
 from ._contract import (
     binding_problems,
     command_problems,
@@ -27,6 +35,7 @@ from ._gate import pattern_problems, shape_problems
 from ._model_keys import unkeyed_models
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
+from ._unreached_hosts import unreached_hosts
 from ._world import World, states
 from ._world_terms import world_term_problems
 
@@ -107,6 +116,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.tools or args.allow_module:
         for p in binding_problems(defs, reach(args, calls=False)):
             (refused if p.severity == "error" else defs.warnings).append(p)
+    refused += unreached_hosts(defs, Hosts(tuple(allowed_hosts(args))))
     for p in sorted([*defs.warnings, *refused], key=_placed):  # by file and line, as said
         print(p)
     if refused:
