@@ -410,6 +410,8 @@ class TermChecks(PatternReading):
                 else "see ontologies/horis.ttl for the vocabulary"
             )
             self.error(s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o))
+            if p == RDF.type:  # `a horis:WaitStp`: the node is no step, said here alone
+                self.miskinded.update(x for x, _, _ in unknown[term])
 
     def check_term_roles(self) -> None:
         """A horis: property written as a class (``:Triage a horis:workflow``) or a horis:

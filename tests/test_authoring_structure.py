@@ -131,6 +131,25 @@ def test_a_misspelt_horis_predicate_is_told_the_property_meant(
           f"did you mean {meant}?")
 
 
+@pytest.mark.parametrize(("kind", "meant"), [
+    ("horis:ActionStp", "horis:ActionStep"),
+    ("horis:WaitStp", "horis:WaitStep"),
+])
+def test_a_step_typed_with_a_misspelt_kind_is_said_once_at_its_type(
+    tmp_path: Path, kind: str, meant: str
+) -> None:
+    """``:NotifyNurse a horis:ActionStp``: besides the slip at its type, the step before it
+    was told "horis:next points to :NotifyNurse, which is not declared — declare
+    :NotifyNurse as a step", a second error for the one mistake, its fix not the one to
+    make."""
+    path, line = edited(
+        tmp_path, TRIAGE, ":NotifyNurse a horis:ActionStep", f":NotifyNurse a {kind}"
+    )
+    p = the_error(problems(path, TRIAGE))
+    check(p, path, line, ":NotifyNurse", f"{kind} is not a Horismos term",
+          f"did you mean {meant}?")
+
+
 @pytest.mark.parametrize("term", ["horis:backoff", "horis:retryDelay"])
 def test_a_retry_spacing_term_says_horismos_has_none_and_what_retries_do(
     tmp_path: Path, term: str
