@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rdflib import Literal, URIRef
+from rdflib import RDF, RDFS, Literal, URIRef
 
 from ._bindings.function_source import Returned
 from ._definitions_model import Definitions
@@ -33,6 +33,9 @@ from ._shacl import Targets
 from ._sources import Where
 
 __all__ = ["returned_value_problems"]
+
+_TAGGED_TAKEN = (None, RDF.langString, RDFS.Literal)
+"""The assertions' types a language-tagged literal meets (or none declared)."""
 
 
 def _landed(a: Assertion, v: str | int | float) -> Literal | None:
@@ -83,7 +86,9 @@ def returned_value_problems(
     effect's subject refuses: an error when every ``return`` of the function writes a refused
     constant for it (every call acts, and lands nothing), else a warning."""
     effect = tool.effect
-    if effect is None or not any(r is not None and (r.constants or r.formats) for r in returns):
+    if effect is None or not any(
+        r is not None and (r.constants or r.formats or r.tagged) for r in returns
+    ):
         return []
     subject = next((a for a in tool.args if a.name == effect.subject), None)
     if subject is None or not subject.is_class:
@@ -112,6 +117,18 @@ def returned_value_problems(
             )
             if shapes:
                 refused.setdefault(a.property, []).append((r, _said(v), shapes[0]))
+        for key, tag in r.tagged:  # an rdf:langString, where the assertion takes another
+            a = effect.assertion(key, defs.expand)
+            if a is None or a.is_class or a.value is not None or a.type in _TAGGED_TAKEN:
+                continue
+            refused.setdefault(a.property, []).append(
+                (
+                    r,
+                    f'Literal(…, lang="{tag}")',
+                    f"a language-tagged literal is an rdf:langString, and the effect writes "
+                    f"{defs.name(a.property)} as {defs.name(a.type)}",
+                )
+            )
         for key, before, after, shown in r.formats:
             a = effect.assertion(key, defs.expand)
             if a is None or (a.property in refused and refused[a.property][-1][0] is r):
@@ -140,6 +157,9 @@ def returned_value_problems(
                 "rejects it after the call has acted, nothing of it landing",
                 f"return the node's IRI (or the argument that names it) for {defs.name(prop)}"
                 if said.startswith("it takes a node")
+                else f"return the plain str for {defs.name(prop)} (no lang=), or declare its "
+                "assertion horis:type rdf:langString to keep the tag"
+                if said.startswith("a language-tagged literal")
                 else f"return a value the shape allows for {defs.name(prop)}, or correct the shape",
                 at=at,
             )

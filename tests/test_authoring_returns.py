@@ -125,6 +125,31 @@ def test_a_constant_the_domain_shapes_refuse_is_an_error_before_the_payout(
     assert not (tmp_path / "called").exists()  # never called
 
 
+@pytest.mark.parametrize("tagged", [
+    'Literal(f"PAY-{next(_refs):06d}", lang="en")',
+    'rdflib.Literal(f"PAY-{next(_refs):06d}", lang="en")',
+])
+def test_a_language_tagged_literal_for_a_string_is_an_error_before_the_payout(
+        tmp_path: Path, tagged: str) -> None:
+    """``{"paymentRef": Literal(…, lang="en")}`` for an assertion of ``xsd:string``: an
+    ``rdf:langString``, which the gate refused after the payout had acted, on every call."""
+    line = _write(tmp_path, "import rdflib\n    from rdflib import Literal\n    "
+                            f'return {{"paymentRef": {tagged}, "status": "PAID"}}') + 2
+    p = horismos_forked(tmp_path, "validate", *FILES, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.splitlines()[0] == (
+        f'claims.ttl:{BINDING_LINE}: error: :claims.pay_out: binding '
+        '"python:claims_client.pay_out" of claims.pay_out: its function returns Literal(…, '
+        f'lang="en") for :paymentRef (claims_client.py:{line}), but a language-tagged literal '
+        "is an rdf:langString, and the effect writes :paymentRef as xsd:string: the gate "
+        "rejects it after the call has acted, nothing of it landing — return the plain str "
+        "for :paymentRef (no lang=), or declare its assertion horis:type rdf:langString to "
+        "keep the tag"), p.stdout
+    run = horismos_forked(tmp_path, "run", *FILES, "--all", timeout=120)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert not (tmp_path / "called").exists()  # never called
+
+
 def test_one_return_of_two_giving_a_refused_constant_is_a_warning(tmp_path: Path) -> None:
     returns = ('if amount > 1000:\n        return {"paymentRef": "MANUAL"}\n    '
                'return {"paymentRef": f"PAY-{next(_refs):06d}"}')

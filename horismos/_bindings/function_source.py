@@ -61,6 +61,10 @@ class Returned:
     field and after the last, and the value as it is shown (``f"DEP-{n:04d}"``: ``("DEP-",
     "", 'f"DEP-{…}"')``) — an f-string, a ``%`` format, a ``str.format`` or a ``+`` of text."""
 
+    tagged: tuple[tuple[str, str], ...] = ()
+    """The values written out as a language-tagged literal (``Literal("INT-1", lang="en")``),
+    by key, with the tag: an ``rdf:langString``, which no other datatype's assertion takes."""
+
     def where(self) -> str:
         return f"{self.file.name}:{self.line}"
 
@@ -132,7 +136,9 @@ def returned(node: FunctionNode, file: Path, first: int = 1) -> list[Returned | 
         out.append(
             None
             if keys is None
-            else Returned(keys, file, line, _constants(r.value), _formats(r.value))
+            else Returned(
+                keys, file, line, _constants(r.value), _formats(r.value), _tagged(r.value)
+            )
         )
     return out
 
@@ -214,6 +220,20 @@ def _formats(value: ast.expr | None) -> tuple[tuple[str, str, str, str], ...]:
         ends = _text_ends(v)
         if ends is not None and ends[3]:
             found.append((k, ends[0], ends[1], ends[2]))
+    return tuple(found)
+
+
+def _tagged(value: ast.expr | None) -> tuple[tuple[str, str], ...]:
+    """The values of a dict written out as ``Literal(…, lang="en")`` (rdflib's, as
+    ``Literal`` or ``rdflib.Literal``), with their keys and the tag written."""
+    found = []
+    for k, v in _named(value):
+        if not isinstance(v, ast.Call):
+            continue
+        name = v.func.attr if isinstance(v.func, ast.Attribute) else getattr(v.func, "id", None)
+        tag = next((w.value for w in v.keywords if w.arg == "lang"), None)
+        if name == "Literal" and isinstance(tag, ast.Constant) and isinstance(tag.value, str):
+            found.append((k, tag.value))
     return tuple(found)
 
 
