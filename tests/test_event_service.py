@@ -204,10 +204,23 @@ def test_an_event_again_while_its_instance_waits_for_approval_is_told_what_to_ap
         assert ledger == [f"{PAY}o1"]
 
 
-def _three_orders(tmp_path: Path, bill: object) -> tuple[Agent, World]:
-    agent, world = _service(tmp_path, bill)
-    world.load_data(PREFIXES + ":o2 a :Order . :o3 a :Order .")
-    return agent, world
+class _Shop:
+    """Three orders on an on-disk world, whose bill of ``slow`` waits in the call (``calling``
+    set) until ``go_on`` is; every bill is kept in ``ledger``."""
+
+    def __init__(self, tmp_path: Path, slow: str) -> None:
+        self.ledger: list[str] = []
+        self.calling, self.go_on = threading.Event(), threading.Event()
+        self.slow = slow
+        self.agent, self.world = _service(tmp_path, self.bill)
+        self.world.load_data(PREFIXES + ":o2 a :Order . :o3 a :Order .")
+
+    def bill(self, order: object) -> dict[str, str]:
+        self.ledger.append(str(order))
+        if str(order).endswith(self.slow):
+            self.calling.set()
+            self.go_on.wait(10)
+        return {"billRef": f"B-{str(order)[-2:]}"}
 
 
 def test_a_batch_leaves_out_the_focus_another_run_of_the_process_drives(
@@ -216,17 +229,9 @@ def test_a_batch_leaves_out_the_focus_another_run_of_the_process_drives(
     """``run(all=True)`` beside a request's run of one order, in one process: the batch read
     the order's running instance as one a dead process left and continued it, holding the
     request's bill in doubt and failing its instance (the request then raised Conflict)."""
-    ledger: list[str] = []
-    calling, go_on = threading.Event(), threading.Event()
-
-    def bill(order: object) -> dict[str, str]:
-        ledger.append(str(order))
-        if str(order).endswith("o2"):
-            calling.set()
-            go_on.wait(10)
-        return {"billRef": f"B-{str(order)[-2:]}"}
-
-    agent, world = _three_orders(tmp_path, bill)
+    shop = _Shop(tmp_path, slow="o2")
+    agent, world, ledger = shop.agent, shop.world, shop.ledger
+    calling, go_on = shop.calling, shop.go_on
     answers: list[object] = []
     request = threading.Thread(target=lambda: answers.append(
         agent.run(world, ":Pay", focus=":o2")))
@@ -251,17 +256,9 @@ def test_a_batch_leaves_out_a_focus_another_run_finished_while_it_ran(tmp_path: 
     """A request's run of an order the batch had not reached yet, started and finished while
     the batch billed another: the batch, which had read the order as never run, started it
     again (its guard blocked it: a blocked instance, where --all leaves a finished focus out)."""
-    ledger: list[str] = []
-    calling, go_on = threading.Event(), threading.Event()
-
-    def bill(order: object) -> dict[str, str]:
-        ledger.append(str(order))
-        if str(order).endswith("o1"):
-            calling.set()
-            go_on.wait(10)
-        return {"billRef": f"B-{str(order)[-2:]}"}
-
-    agent, world = _three_orders(tmp_path, bill)
+    shop = _Shop(tmp_path, slow="o1")
+    agent, world, ledger = shop.agent, shop.world, shop.ledger
+    calling, go_on = shop.calling, shop.go_on
     batches: list[object] = []
     runner = threading.Thread(target=lambda: batches.append(agent.run(world, ":Pay", all=True)))
     try:
