@@ -16,7 +16,7 @@ and refuses the one certain to (a cycle that never ends through a tool that is n
   then a step is still left out when what gates it (its own or its tool's ``horis:requires``,
   or the rules that lead to it) holds only while a tool on the loop has not written
   (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL { … ?t } FILTER (!BOUND(?t))``:
-  :func:`_gated`): the second time round stops there. A pattern that only reads what the
+  :func:`gated`): the second time round stops there. A pattern that only reads what the
   tool writes (an ``OPTIONAL``) does not stop it. When the step's own ``horis:onError`` leads
   back onto the loop, a call that failed wrote nothing: the gate closes after a failure only
   when every way from that edge back to the step passes a step of another tool that writes
@@ -82,6 +82,7 @@ __all__ = [
     "endless_loops",
     "fewest_steps",
     "flow_graph",
+    "gated",
     "hazards",
     "path_text",
     "written_on_focus",
@@ -248,14 +249,14 @@ def hazards(
             # there, so the tool is not called again. When its own horis:onError leads back
             # onto the loop, a failed call wrote nothing: the gate closes after a failure only
             # when every way back from it passes a step that wrote what the gate tests
-            gated = _gated(iri, members, widen)
+            shut = gated(iri, members, widen)
             errs_back = step.on_error in component and step.on_error != iri
             failure = (
-                _failure_route(step, members, flow, steps, widen) if errs_back and gated else None
+                _failure_route(step, members, flow, steps, widen) if errs_back and shut else None
             )
             # a step its own guard shuts once its call has succeeded on the focus is called
             # again only after a failure: the way back from that is what a warning names
-            if ((answered_loop and gated) or shut_once_done(step)) and failure is None:
+            if ((answered_loop and shut) or shut_once_done(step)) and failure is None:
                 continue
             # gated by what the loop writes, but not after its own call failed: the way back
             # from a failure is what calls it again, so that is the cycle to name
@@ -281,7 +282,7 @@ def _failure_route(
     widen: Callable[[URIRef], Iterable[URIRef]],
 ) -> list[URIRef] | None:
     """The shortest way from ``step`` by its ``horis:onError`` back to it (``[step, on_error,
-    …, step]``) on which nothing is written that closes its gate (:func:`_gated`), or None
+    …, step]``) on which nothing is written that closes its gate (:func:`gated`), or None
     when every way back writes it. A step writes on the way only when its tool writes what
     the gate requires absent, is not ``step``'s own tool (whose call, failed here, may fail
     there too), and the way leaves it by ``horis:next`` — by its ``horis:onError`` it failed
@@ -296,7 +297,7 @@ def _failure_route(
         if isinstance(s, ActionStep)
         and s.tool is not None
         and s.tool.iri != own
-        and _gated(step.iri, members, widen, [s])
+        and gated(step.iri, members, widen, [s])
     }
     unwritten: Digraph[URIRef] = {}
     for here, out in flow.items():
@@ -488,7 +489,7 @@ def _reads_and_writes(
     return read, written
 
 
-def _gated(
+def gated(
     step: URIRef,
     members: Iterable[Step],
     widen: Callable[[URIRef], Iterable[URIRef]],
@@ -500,10 +501,11 @@ def _gated(
     under ``FILTER NOT EXISTS``, ``MINUS``, or an ``OPTIONAL`` the group's ``FILTER
     (!BOUND(?v))`` requires empty (:func:`~._term_kinds.negated_reads`). A pattern that
     merely reads it (an ``OPTIONAL``) holds the second time round as the first. The test
-    for silencing the warning that a tool is called each time round; :func:`_unended_cycle`, that
-    the cycle may end at all, is too weak for it. ``writers``: the steps whose writes count,
-    when not all of ``members`` (one that records a failure on the way back from ``step``'s
-    horis:onError: :func:`_failure_route`)."""
+    for silencing the warning that a tool is called each time round, and, asked of one step
+    alone, whether its own guard stops a second run (:mod:`._rerun_guards`);
+    :func:`_unended_cycle`, that the cycle may end at all, is too weak for it. ``writers``:
+    the steps whose writes count, when not all of ``members`` (one that records a failure on
+    the way back from ``step``'s horis:onError: :func:`_failure_route`)."""
     members = list(members)
     written = _written_on_cycle(members if writers is None else writers, widen)
     if not written:
