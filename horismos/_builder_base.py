@@ -99,6 +99,13 @@ class BuilderBase:
         """Steps declared a horis:DecisionStep and written as another kind: said once at the
         type (:meth:`~._define_steps.StepBuilding.written_as_another_kind`), not at each of
         their properties that a decision step does not take (:meth:`check_placement`)."""
+        self.guards_said: set[URIRef] = set()
+        """Steps whose guard against running twice is said to be wrong already: one their own
+        call never closes, or naming a property declared nowhere (:meth:`check_unclosed_guards`),
+        or written as a triple that requires what only their tool writes
+        (:meth:`check_own_writes`), or cut off by a ``#`` on one line
+        (:meth:`check_commented_patterns`). The warning that nothing stops a rerun
+        (:mod:`._rerun_guards`) would say the same mistake again."""
         self.off_focus: set[URIRef] = set()
         """Workflows an argument given from ?this was found of another class than their
         focus type (:meth:`check_focus_arguments`)."""

@@ -223,6 +223,7 @@ class StepBuilding(PatternReading):
                 requires=requires,
                 binds=tuple(binds),
                 for_each=self.flag(s, HORIS.forEach),
+                each_run=self.flag(s, HORIS.eachRun),
                 on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
             )
         if cls == HORIS.DecisionStep and self.written_as_another_kind(s):

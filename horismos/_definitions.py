@@ -39,6 +39,7 @@ from ._near_names import closest_term, nearest_variable, slip_distance
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
 from ._read_sources import read_sources
+from ._rerun_guards import unguarded_reruns
 from ._settled_rules import settled_rules
 from ._shadowed_rules import shadowed_rules
 from ._shape_counts import minimum_counts, single_values, single_values_of_subjects
@@ -195,6 +196,23 @@ class _Builder(
             ):
                 self.hazard(h)
             for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
+                self.hazard(h)
+            # a tool given commit scopes and no adapter is said at the tool: meant for one
+            unadapted = {
+                s.iri
+                for s in self.defs.steps.values()
+                if isinstance(s, ActionStep)
+                and s.tool is not None
+                and (s.tool.iri, HORIS.commitScope, None) in self.g
+            }
+            for h in unguarded_reruns(
+                self.defs.steps,
+                self.defs.workflows,
+                self.entailed_from,
+                self.n,
+                shut_once_done,
+                self.guards_said | unadapted,
+            ):
                 self.hazard(h)
             written = written_before(self.defs.workflows)
             for h in held_waits(self.defs.steps, written, self.n):

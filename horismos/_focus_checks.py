@@ -235,6 +235,12 @@ class FocusChecks(ArgumentChecks):
                 )
                 self.problems.append(problem)
                 self.defs.own_writes.setdefault(prop, []).append(problem)
+                # a guard written as its opposite: said here, not again as no guard at all
+                self.guards_said.update(
+                    s.iri
+                    for s in self.defs.steps.values()
+                    if s is step or (isinstance(s, ActionStep) and tool and s.tool is tool)
+                )
 
     def check_replaced_values(self) -> None:
         """A step requiring of ?this a value of a property its tool writes on ?this again,
@@ -380,6 +386,7 @@ class FocusChecks(ArgumentChecks):
             )
             if found is None:
                 continue
+            self.guards_said.add(step.iri)
             s, prop, _ = found.triple
             if found.misplaced and self.hung_elsewhere(step.tool, prop):
                 continue  # the effect's subject is the mistake, said at the tool

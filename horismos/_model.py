@@ -170,6 +170,10 @@ class ActionStep(Step):
     for_each: bool = False
     on_partial: URIRef | None = None
     """``horis:onPartial``: where an adapter commit that partly succeeded goes (else onError)."""
+    each_run: bool = False
+    """``horis:eachRun``: its tool is meant to act again on every run of the same focus (a
+    notice sent each time), so ``validate`` does not ask for a guard against a rerun
+    (:mod:`._rerun_guards`). The runtime never reads it."""
 
     def var_for(self, arg: str) -> str:
         """The pattern variable that binds the tool's argument ``arg`` (its own name unless

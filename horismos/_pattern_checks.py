@@ -309,6 +309,8 @@ class PatternChecks(ArgumentChecks, TermChecks):
                     "of its own, or drop the #",
                     (holder, pred),
                 )
+                if isinstance(owner, URIRef):  # often a guard cut off: not said again as none
+                    self.guards_said.add(owner)
 
     def check_pattern_regexes(self) -> None:
         """A ``regex(?ref, "^Q-(URGENT")`` whose constant regular expression the store cannot

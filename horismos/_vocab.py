@@ -129,6 +129,7 @@ class HORIS(DefinedNamespace):
     next: URIRef
     onError: URIRef
     forEach: URIRef
+    eachRun: URIRef
     when: URIRef
     order: URIRef
     otherwise: URIRef

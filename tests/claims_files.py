@@ -16,13 +16,13 @@ CLAIMS_PREFIXES = """\
 @prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
 """
 
-# assessing a claim, then paying it out (not idempotent)
+# assessing a claim (idempotent: it computes an amount), then paying it out (not idempotent)
 ASSESS_AND_PAY_OUT = """\
 :claims.assess a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
     horis:effect [ horis:subject "claim" ;
         horis:asserts [ horis:property :assessedAmount ; horis:type xsd:decimal ] ] ;
-    horis:binding "python:assess" .
+    horis:binding "python:assess" ; horis:idempotent true .
 
 :claims.pay_out a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;

@@ -26,7 +26,7 @@ FILE = CLAIMS_PREFIXES + """
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
     horis:effect [ horis:subject "claim" ;
         horis:asserts [ horis:property :assessedAmount ; horis:type xsd:decimal ] ] ;
-    horis:binding "python:assess" .
+    horis:binding "python:assess" ; horis:idempotent true .
 
 :claims.pay_out a horis:Tool ;
     horis:takes [

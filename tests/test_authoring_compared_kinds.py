@@ -37,6 +37,7 @@ FILE = CLAIMS_PREFIXES + """
 
 :Close a horis:ActionStep ;
     horis:tool :claims.close ;
+    horis:requires "FILTER NOT EXISTS { ?this :closedAt ?t }" ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] .
 """
 

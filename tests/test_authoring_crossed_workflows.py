@@ -20,7 +20,7 @@ FILE = CLAIMS_PREFIXES + """
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
     horis:effect [ horis:subject "claim" ;
         horis:asserts [ horis:property :assessedAmount ; horis:type xsd:decimal ] ] ;
-    horis:binding "python:assess" .
+    horis:binding "python:assess" ; horis:idempotent true .
 
 :claims.pay a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "claim" ; horis:type :Claim ] ] ;
@@ -47,16 +47,19 @@ MEANT
 
 :Pay a horis:ActionStep ;
     horis:tool :claims.pay ;
+    horis:requires "FILTER NOT EXISTS { ?this :paymentRef ?r }" ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] ;
     horis:next :Notify .
 
 :Notify a horis:ActionStep ;
     horis:tool :claims.notify ;
+    horis:eachRun true ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] .
 """
 
 TELL = """:TellAssessed a horis:ActionStep ;
     horis:tool :claims.notify ;
+    horis:eachRun true ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] ."""
 
 

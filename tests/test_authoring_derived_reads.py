@@ -84,6 +84,7 @@ SHOP = """@prefix :      <http://example.org/shop#> .
 
 :Fulfil a horis:Workflow ; horis:focusType :Order ; horis:start :Reserve .
 :Reserve a horis:ActionStep ; horis:tool :stock.reserve ;
+    horis:requires "FILTER NOT EXISTS { ?this :reservationRef ?r }" ;
     horis:bind [ horis:arg "order" ; horis:var "this" ] ; horis:next :Pick .
 :Pick a horis:ActionStep ; horis:tool :depot.pick ;
     horis:requires "?depot :holds ?this ." ;
@@ -105,7 +106,7 @@ def test_validate_says_it_where_the_run_reserves_and_then_blocks(tmp_path: Path)
     (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
     (tmp_path / "tools.py").write_text(TOOLS, encoding="utf-8")
     checked = horismos_forked(tmp_path, "validate", "shop.ttl", "--world", "world.ttl")
-    assert "shop.ttl:32: warning: :Pick: horis:requires reads :holds" in checked.stdout, (
+    assert "shop.ttl:33: warning: :Pick: horis:requires reads :holds" in checked.stdout, (
         checked.stdout + checked.stderr)
     ran = horismos_forked(tmp_path, "run", "shop.ttl", "--world", "world.ttl", "--tools",
                           "tools.py", "--all", "--entailment", "owl-rl")

@@ -15,7 +15,7 @@ REVIEWED = FILE.replace(
     "    horis:next :Decide .", "    horis:next :Decide ;\n    horis:onError :Review ."
 ).replace(":Deny a horis:ActionStep ;", """:Review a horis:ActionStep ;
     horis:tool :claims.deny ;
-    horis:requires "REVIEW" ;
+    horis:requires "REVIEW FILTER NOT EXISTS { ?this :deniedAt ?d }" ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] .
 
 :Deny a horis:ActionStep ;""").replace("RULE", "FILTER (?a > 0)")

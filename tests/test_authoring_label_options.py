@@ -39,6 +39,7 @@ FILE = """\
 
 :FailOver a horis:ActionStep ;
     horis:tool :ops.failover ;
+    horis:requires "FILTER NOT EXISTS { ?this :region ?done }" ;
     horis:bind [ horis:arg "incident" ; horis:var "this" ] ,
                [ horis:arg "region" ; horis:var "option" ] .
 """

@@ -47,6 +47,7 @@ FILE = CLAIMS_PREFIXES + """
 
 :Deny a horis:ActionStep ;
     horis:tool :claims.deny ;
+    horis:requires "FILTER NOT EXISTS { ?this :deniedAt ?t }" ;
     horis:bind [ horis:arg "claim" ; horis:var "this" ] .
 """
 

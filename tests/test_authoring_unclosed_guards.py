@@ -92,7 +92,10 @@ def test_no_alarm_for_a_condition_of_the_domain(tmp_path: Path) -> None:
     path = tmp_path / "claims.ttl"
     path.write_text(cancel.replace("GUARD", "?this :paidAt ?t").replace("SUBJECT", "claim"),
                     encoding="utf-8")
-    assert _found(path) == []
+    # a condition of the domain guards nothing against a second run, which pays again: only
+    # that is said (tests/test_authoring_rerun_guards.py), not a guard its call never closes
+    assert [(p.node, "nothing stops :PayOut on a second run" in p.message)
+            for p in _found(path)] == [(":PayOut", True)]
     _, line = _written(tmp_path, "?this :paidAt ?t")
     (tmp_path / "world.ttl").write_text(
         "@prefix : <http://example.org/claims#> .\n"
@@ -104,4 +107,5 @@ def test_no_alarm_for_a_condition_of_the_domain(tmp_path: Path) -> None:
         bare.stdout)
     given = horismos_forked(tmp_path, "validate", "claims.ttl", "--world", "world.ttl",
                             timeout=120)
-    assert given.returncode == 0 and "warning" not in given.stdout, given.stdout
+    assert given.returncode == 0 and "horis:requires holds only" not in given.stdout, (
+        given.stdout)

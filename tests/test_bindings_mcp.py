@@ -565,6 +565,7 @@ def test_mcp_server_time_answer_lands_on_a_node_the_server_is_never_sent(tmp_pat
     defs = TIME.replace('"?this :timezone ?timezone ."', '"?this :timezone ?timezone ." ;\n'
                         '    horis:bind [ horis:arg "office" ; horis:var "this" ]') + """
 :clock.now a horis:Tool ; horis:binding "mcp://time/get_current_time" ; horis:timeout "10s" ;
+    horis:idempotent true ;
     horis:takes [ horis:arg [ horis:name "office" ; horis:type :Office ; horis:sent false ] ;
                   horis:arg [ horis:name "timezone" ; horis:type xsd:string ] ] ;
     horis:effect [ horis:subject "office" ;
@@ -596,7 +597,8 @@ def test_an_argument_not_sent_never_reaches_the_server(tmp_path) -> None:
         "t.echo", "echo", 'horis:asserts [ horis:property :receivedArgs ; horis:key "received" ; '
         'horis:type xsd:string ]',
         args='; horis:arg [ horis:name "queue" ; horis:type :AcuityLevel ; horis:sent false ]'
-    ).replace("horis:timeout", 'horis:requires "?patient :acuity ?queue ." ;\n    horis:timeout'
+    ).replace("horis:timeout", 'horis:requires "?patient :acuity ?queue ." ;\n    '
+              'horis:idempotent true ;\n    horis:timeout'
               ) + workflow("Echo") + step("Echo", "t.echo", requires="?this :acuity ?queue .")
     agent, world = load(tmp_path, defs)
     assert agent.definitions.warnings == []

@@ -180,8 +180,10 @@ def test_a_next_to_another_workflows_first_step_says_no_term_chains_workflows(
     reopen = ("\n:Reopen a horis:Workflow ;\n    horis:focusType :Claim ;\n"
               "    horis:start :RequestAgain .\n\n"
               ":RequestAgain a horis:ActionStep ;\n    horis:tool :claims.request_documents ;\n"
+              "    horis:eachRun true ;\n"
               '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
-    old = ('    horis:requires """ BIND("no documents within 14 days" AS ?reason) """ ;\n'
+    old = ('    horis:requires """ BIND("no documents within 14 days" AS ?reason) '
+           'FILTER NOT EXISTS { ?this :rejectionReason ?x } """ ;\n'
            '    horis:bind [ horis:arg "claim" ; horis:var "this" ] .\n')
     folder, line = edited(tmp_path, CLAIMS, "workflow.ttl", old,
                           old[:-3] + ";\n    horis:next :RequestAgain .\n" + reopen)

@@ -101,6 +101,10 @@ _PAY_AGAIN_FAILING = _PAY_FAILING.replace(":Repick", ":PayAgain") + """
                        FILTER NOT EXISTS { ?this :paymentRef ?r } \"\"\" ;"""
 """A failed payment tried again by a second step calling the same tool, whose failure goes back
 to :Pay through :Repick."""
+_SMALL = "FILTER (?a <= 1000) "
+_SMALL_UNPAID = _SMALL + "FILTER NOT EXISTS { ?this :paymentRef ?r } "
+"""The rule that sends a small claim straight to :Pay, made to hold only while it is unpaid: with
+:Pay's own guard gone, it is what stops a second run of a paid claim from paying again."""
 _SHIPMENT_SHAPE = "sh:property [ sh:path :shipmentId ; sh:maxCount 1 ] ."
 _ORDER_SHAPE = ":OrderShape a sh:NodeShape ;\n"
 _STANDARD = '?this :weightKg ?weight . ?carrier a :Carrier ; :code "STD" .'
@@ -302,7 +306,8 @@ RIGHT = [
      "workflow.ttl",
      [('"?this :seniorApproved true ."',
        '"?this :seniorApproved true . FILTER NOT EXISTS { ?this :paymentRef ?r }"'),
-      (_PAY, _PAY_AGAIN)]),
+      (_PAY, _PAY_AGAIN),
+      (_SMALL, _SMALL_UNPAID)]),
     # the until holds ever after, but the second time round :Pay's own pattern (or the rule
     # that leads to it) no longer holds: its tool wrote :paymentRef, so it is paid once
     ("a loop back through a person's wait to a step that requires it is not yet paid", "claims",
@@ -323,7 +328,8 @@ RIGHT = [
      "yet paid, by OPTIONAL and !BOUND", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),
       ("    horis:next :Pay .",
-       _RECHECK % "OPTIONAL { ?this :paymentRef ?r } FILTER (!BOUND(?r))")]),
+       _RECHECK % "OPTIONAL { ?this :paymentRef ?r } FILTER (!BOUND(?r))"),
+      (_SMALL, _SMALL_UNPAID)]),
     # a failed call wrote nothing, but the error path writes what :Pay requires absent
     ("a failed payment's horis:onError back to :Pay through a step that records the failure",
      "claims", "workflow.ttl",
@@ -331,7 +337,8 @@ RIGHT = [
     ("a loop back through a person's wait to a decision whose rule to pay requires it is not "
      "yet paid", "claims", "workflow.ttl",
      [(_PAY, _PAY_AGAIN),
-      ("    horis:next :Pay .", _RECHECK % "FILTER NOT EXISTS { ?this :paymentRef ?r }")]),
+      ("    horis:next :Pay .", _RECHECK % "FILTER NOT EXISTS { ?this :paymentRef ?r }"),
+      (_SMALL, _SMALL_UNPAID)]),
 ]
 
 
