@@ -106,6 +106,12 @@ class BuilderBase:
         (:meth:`check_own_writes`), or cut off by a ``#`` on one line
         (:meth:`check_commented_patterns`). The warning that nothing stops a rerun
         (:mod:`._rerun_guards`) would say the same mistake again."""
+        self.condition_guards: dict[URIRef, URIRef] = {}
+        """Of :attr:`guards_said`, the steps whose guard tests a property no tool writes and
+        no file states, by that property: beside a world that states it, a condition of the
+        domain (a cancellation), which guards nothing against a rerun — the warning about the
+        guard is dropped there, and the rerun's is given instead
+        (:attr:`~._definitions_model.Definitions.stated_reruns`)."""
         self.off_focus: set[URIRef] = set()
         """Workflows an argument given from ?this was found of another class than their
         focus type (:meth:`check_focus_arguments`)."""

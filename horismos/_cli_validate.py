@@ -190,7 +190,9 @@ def _placed(p: Problem) -> tuple[str, int]:
 def beside_world(defs: Definitions, world: World) -> list[Problem]:
     """The load's warnings as they stand beside ``world``: none about an undeclared IRI the
     world uses, none about a property only a step's own tool writes that the world holds
-    values of (:attr:`Definitions.own_writes`), one about each node the definitions name and
+    values of (:attr:`Definitions.own_writes`) — and, where that was a step's only guard against
+    a rerun, that nothing stops it (:attr:`Definitions.stated_reruns`) —, one about each node
+    the definitions name and
     the world does not hold, and one about each declared property a shape requires that no
     tool writes and the world states nowhere (:attr:`Definitions.unwritten`)."""
     used = {iri for iri in defs.undeclared if _world_uses(world, iri)}
@@ -207,6 +209,8 @@ def beside_world(defs: Definitions, world: World) -> list[Problem]:
     stated = set(defs.derived_reads) - set(unstated(world, defs.derived_reads))
     dropped |= {id(p) for prop in stated for p in defs.derived_reads[prop]}
     kept = [p for p in defs.warnings if id(p) not in dropped]
+    # a guard on what only the world states is a condition of the domain: no rerun guard
+    kept += [p for prop in held for p in defs.stated_reruns.get(prop, ())]
     unwritten = [p for prop in unstated(world, defs.unwritten) for p in defs.unwritten[prop]]
     return kept + _unheld(defs, world) + unwritten + unmeetable_errors(defs, unmet)
 

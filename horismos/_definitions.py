@@ -205,15 +205,20 @@ class _Builder(
                 and s.tool is not None
                 and (s.tool.iri, HORIS.commitScope, None) in self.g
             }
+            conditions = self.condition_guards
             for h in unguarded_reruns(
                 self.defs.steps,
                 self.defs.workflows,
                 self.entailed_from,
                 self.n,
                 shut_once_done,
-                self.guards_said | unadapted,
+                (self.guards_said - conditions.keys()) | unadapted,
             ):
-                self.hazard(h)
+                if h.node in conditions:  # its guard's warning says it, until a world drops it
+                    problem = self.src.problem("warning", h.node, h.message, h.hint, None)
+                    self.defs.stated_reruns.setdefault(conditions[h.node], []).append(problem)
+                else:
+                    self.hazard(h)
             written = written_before(self.defs.workflows)
             for h in held_waits(self.defs.steps, written, self.n):
                 self.hazard(h)

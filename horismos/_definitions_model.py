@@ -57,6 +57,11 @@ class Definitions:
     with the warning to give beside a world that holds no statement of it. Only a warning,
     and only then: a declared property is what world data and other systems (an import, an
     operator's answer to a wait) bring, between runs and between steps."""
+    stated_reruns: dict[URIRef, list[Problem]] = field(default_factory=dict)
+    """Properties a step's only guard against a rerun tests, that no tool writes and no file
+    states (:mod:`._guard_writes` warns of the guard), each with the warning that nothing
+    stops the step on a second run (:mod:`._rerun_guards`): given beside a world that states
+    the property, where the guard's warning is dropped as a condition of the domain."""
     own_writes: dict[URIRef, list[Problem]] = field(default_factory=dict)
     """Properties a step's pattern requires of the node its tool writes, that only that
     tool writes (:mod:`._own_writes`), each with its warning: kept among the warnings, and

@@ -437,6 +437,8 @@ class FocusChecks(ArgumentChecks):
             self.problems.append(problem)
             if not found.misplaced:
                 self.defs.own_writes.setdefault(prop, []).append(problem)
+                # dropped beside a world that states it, the step has no guard: said then
+                self.condition_guards[step.iri] = prop
 
     def check_error_routes(self) -> None:
         """A horis:onError to a step that requires of ?this what only the failed step's tool

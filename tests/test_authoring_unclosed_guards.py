@@ -109,3 +109,8 @@ def test_no_alarm_for_a_condition_of_the_domain(tmp_path: Path) -> None:
                             timeout=120)
     assert given.returncode == 0 and "horis:requires holds only" not in given.stdout, (
         given.stdout)
+    # beside a world that states it, the guard is a condition of the domain: no guard against
+    # paying twice, which is said instead
+    assert "valid (1 warning)" in given.stdout, given.stdout
+    assert f"claims.ttl:{line - 3}: warning: :PayOut: its tool claims.pay_out is not " in (
+        given.stdout), given.stdout
