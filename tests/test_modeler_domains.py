@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from forked import horismos_forked
@@ -89,6 +91,38 @@ def test_the_claims_domain_runs_with_the_proposal_and_the_supervisors_pick() -> 
     run = agent.resume(world, run.instance, facts=":claim2 :supervisorPick :bob .")
     picked = [r for r in run.steps if r.step.endswith("AssignPicked")]
     assert [str(a["adjuster"]) for a in picked[0].args] == ["<http://example.org/claims#bob>"]
+
+
+def test_a_second_run_of_a_rejected_claim_does_not_reject_it_again() -> None:
+    # :RejectOverLimit had no guard: a second run of :claim2 (over its policy's limit) told
+    # the claimant again that it was rejected. Its horis:requires now asks that it was not
+    # rejected already; the reminder for documents says horis:eachRun true, and is sent again
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("claims_client", CLAIMS / "claims_client.py")
+    assert spec is not None and spec.loader is not None
+    client = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(client)
+    calls: list[str] = []
+
+    def counted(name: str) -> Callable[..., Any]:
+        def call(**kwargs: Any) -> Any:
+            calls.append(name)
+            return getattr(client, name)(**kwargs)
+        return call
+
+    tools = {f"claims_client.{n}": counted(n)
+             for n in ("assign_adjuster", "request_documents", "pay", "reject")}
+    agent = Agent.from_files(*(CLAIMS / f for f in DEFINITIONS[CLAIMS]), tools=tools)
+    world = World.from_files(CLAIMS / "world.ttl")
+    run = agent.run(world, workflow=":HandleClaim", focus=":claim2")
+    run = agent.resume(world, run.instance, facts=":claim2 :supervisorPick :bob .")
+    run = agent.resume(world, run.instance, facts=":claim2 :documentsReceived true .")
+    assert run.status == "completed", run.error
+    assert calls == ["assign_adjuster", "request_documents", "reject"]
+    again = agent.run(world, workflow=":HandleClaim", focus=":claim2")
+    assert again.status == "blocked" and again.steps[-1].step.endswith("RejectOverLimit")
+    assert calls.count("reject") == 1 and calls.count("request_documents") == 2, calls
 
 
 # -- proposals --------------------------------------------------------------------------------
