@@ -31,9 +31,11 @@ horis:ReadOnly`` on a tool that is not idempotent, said at the tool (:mod:`._haz
 mistake said once. So is a step the loader said wrong already (``said``): its guard is one its
 call never closes (:mod:`._guard_writes`), or a triple requiring what only its tool writes
 (:mod:`._own_writes`), where ``FILTER NOT EXISTS`` was meant, or a pattern cut off by a
-``#`` on one line (:mod:`._pattern_comments`); or its tool says
-``horis:commitScope`` with no ``horis:adapter``, meant to commit through one. The check reads
-the built steps once, at load: nothing here is on a run's step path.
+``#`` on one line (:mod:`._pattern_comments`); or its tool says ``horis:commitScope`` with no
+``horis:adapter``, meant to commit through one. Of a guard on what no tool writes and no file
+states, the loader keeps this warning for a world that states it (a cancellation: a condition
+of the domain, no guard), where the guard's own warning is dropped. The check reads the built
+steps once, at load: nothing here is on a run's step path.
 """
 
 from __future__ import annotations
