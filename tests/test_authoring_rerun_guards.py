@@ -165,6 +165,12 @@ def test_each_run_given_as_text_is_an_error_saying_what_to_write(tmp_path: Path)
     assert p.hint == "write horis:eachRun true, without quotes", p.hint
 
 
+def test_each_run_given_twice_is_an_error(tmp_path: Path) -> None:
+    (p,) = _found(_written(tmp_path, step="; horis:eachRun true, false"))
+    assert p.severity == "error" and "horis:eachRun is given 2 values" in p.message, p
+    assert p.hint == "keep the one meant, delete the rest", p.hint
+
+
 def test_an_idempotent_tool_is_silent(tmp_path: Path) -> None:
     assert _found(_written(tmp_path, tool="; horis:idempotent true")) == []
 
