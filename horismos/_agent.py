@@ -15,7 +15,7 @@ from rdflib.term import Node
 
 from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
-from ._claims import Worker
+from ._claims import NotHeld, Worker
 from ._definitions import Definitions, load_definitions
 from ._definitions_model import name_fix
 from ._driving import busy_here, drive_here, runs_moved
@@ -253,9 +253,13 @@ class Agent:
         :meth:`resume`). ``again=False`` (a single ``focus``): if the focus
         has an instance of the workflow, unfinished or finished, drive nothing and answer it as
         it stands (the run's one instance, no steps; ``run.status`` is ``"running"`` for one
-        another process drives or that stopped mid-step) — what a client retrying after a timeout
-        needs, rather than a second run and its calls; decided under the focus's claim on a
-        shared world, so two such requests at once start one instance.
+        another run drives now: another of this process, or another process holding its
+        claim on a shared world) — what a client retrying after a timeout needs, rather than
+        a second run and its calls; decided under the focus's claim on a shared world, so two
+        such requests at once start one instance. An instance left running that no run
+        drives (its process killed, its ``arun`` cancelled: what ``horismos instances`` says
+        ``interrupted``) is continued from where it stopped, as ``again=True`` continues it:
+        a call it was making is held in doubt (``OutcomeUnknown``), never made a second time.
 
         From a coroutine, ``await agent.arun(...)``: this one raises UsageError there.
         """
@@ -331,9 +335,12 @@ class Agent:
 
             held = worker is not None and not all
             # a world only this process writes has no claims: a second run of this process on
-            # the focus would take over the first's instance as one a dead process left
-            alone = worker is None and not all and (world.store.persistent or world._kept_in_files)
-            here = drive_here(world.store, wf.iri, foci[0]) if alone else None
+            # the focus would take over the first's instance as one a dead process left. In
+            # memory, Python's runs of one focus may overlap (each its own instance): noted
+            # beside each other, so again=False can tell a live run's instance from one left
+            local = worker is None and not all
+            alone = local and (world.store.persistent or world._kept_in_files)
+            here = drive_here(world.store, wf.iri, foci[0], beside=not alone) if local else None
             if alone and here is None and again:
                 raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
             try:
@@ -342,10 +349,25 @@ class Agent:
                 # first without its claim (one another process drives is answered, not busy),
                 # then under it, where none was found: two such requests start one instance
                 found = None if again else instance_for(world.store, wf.iri, foci[0])
-                if held and found is None:
-                    await worker.hold(wf, foci[0], name=self.definitions.name)  # type: ignore[union-attr]
+                if held and (found is None or found.status == "running"):
+                    try:
+                        await worker.hold(wf, foci[0], name=self.definitions.name)  # type: ignore[union-attr]
+                    except NotHeld:
+                        if found is None:
+                            raise
+                        # a live process drives it: answered as it stands
+                        return Run([found.as_found(world.store)], runner.trace)
                     found = None if again else instance_for(world.store, wf.iri, foci[0])
-                if found is not None:
+                # running, and no run drives it (no other run of this process on a world
+                # only this one writes; its claim won on a shared one): its process, or its
+                # arun, stopped mid-step. Answered "running" it was answered so for ever; it
+                # is continued, as `run --focus` continues it (a call in doubt stays held)
+                interrupted = (
+                    found is not None
+                    and found.status == "running"
+                    and (held or (here is not None and here.alone))
+                )
+                if found is not None and not interrupted:
                     return Run([found.as_found(world.store)], runner.trace)
                 if alone and here is None:  # the other run's first commit has not landed
                     raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
@@ -364,8 +386,10 @@ class Agent:
                     )
                     foci = [f for f in foci if f in left or f not in ended]
                 else:
-                    # again=False found none above: the focus has no instance
+                    # again=False found none above (the focus has no instance) or one to go on
                     left = unfinished(world.store, wf.iri, foci) if asks else {}
+                    if interrupted and found is not None:
+                        left = {foci[0]: found}
                 if not all:
                     _not_waiting(self.definitions, left.get(foci[0]))
                 runner.header(

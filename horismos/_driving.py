@@ -32,9 +32,10 @@ from ._claims import NotHeld
 
 __all__ = ["Driving", "busy_here", "drive_here", "runs_moved"]
 
-_DRIVING: set[tuple[int, URIRef, URIRef]] = set()
-"""(the store's id, the workflow, the focus) of each run in this process driving it now. A
-store is kept alive by the run that noted it, so its id is not reused meanwhile."""
+_DRIVING: dict[tuple[int, URIRef, URIRef], int] = {}
+"""(the store's id, the workflow, the focus) of each run in this process driving it now, and
+how many (several only in memory, where Python's own runs of a focus may overlap). A store is
+kept alive by the run that noted it, so its id is not reused meanwhile."""
 
 _MOVES: dict[int, int] = {}
 """How many times a single-focus run (or a resume) of this process began or ended on each
@@ -47,37 +48,53 @@ _LOCK = threading.Lock()  # sync runs are made in threads (agent.run from severa
 class Driving:
     """A focus noted as driven by one run of this process; :meth:`release` when it stops."""
 
-    __slots__ = ("_batch", "_key")
+    __slots__ = ("_batch", "_key", "alone")
 
-    def __init__(self, key: tuple[int, URIRef, URIRef], batch: bool) -> None:
+    def __init__(self, key: tuple[int, URIRef, URIRef], batch: bool, alone: bool) -> None:
         self._key: tuple[int, URIRef, URIRef] | None = key
         self._batch = batch
+        self.alone = alone
+        """No other run of this process drove the focus when this one was noted: an
+        instance of it found running then is one no run drives (its process, or its
+        ``arun``, stopped mid-step)."""
 
     def release(self) -> None:
         """Let other runs of this process drive the focus again (once; again does nothing)."""
         if self._key is not None:
             with _LOCK:
-                _DRIVING.discard(self._key)
+                left = _DRIVING.get(self._key, 1) - 1
+                if left > 0:
+                    _DRIVING[self._key] = left
+                else:
+                    _DRIVING.pop(self._key, None)
                 if not self._batch:
                     _MOVES[self._key[0]] = _MOVES.get(self._key[0], 0) + 1
             self._key = None
 
 
 def drive_here(
-    store: object, workflow: URIRef, focus: URIRef, *, batch: bool = False
+    store: object,
+    workflow: URIRef,
+    focus: URIRef,
+    *,
+    batch: bool = False,
+    beside: bool = False,
 ) -> Driving | None:
     """Note that a run of this process drives ``workflow`` for ``focus`` in ``store`` (a
     ``batch``'s instance: not counted by :func:`runs_moved`); None when another run of this
     process is driving it now (the caller refuses, answers the instance as it stands, or, a
-    batch, leaves the focus out)."""
+    batch, leaves the focus out). ``beside``: noted even then (a world in memory, where
+    Python's runs of one focus may overlap, each its own instance), its
+    :attr:`Driving.alone` saying whether another was."""
     key = (id(store), workflow, focus)
     with _LOCK:
-        if key in _DRIVING:
+        others = _DRIVING.get(key, 0)
+        if others and not beside:
             return None
-        _DRIVING.add(key)
+        _DRIVING[key] = others + 1
         if not batch:
             _MOVES[key[0]] = _MOVES.get(key[0], 0) + 1
-    return Driving(key, batch)
+    return Driving(key, batch, not others)
 
 
 def runs_moved(store: object) -> int:

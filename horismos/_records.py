@@ -16,8 +16,10 @@ __all__ = ["InstanceRun", "Run", "Status", "StepRecord"]
 
 Status = Literal["completed", "waiting", "blocked", "failed", "running"]
 """Where an instance stands. ``running`` only for one answered as it stands, not driven
-(``again=False``): another process drives it, or its process stopped (or its ``arun`` was
-cancelled) mid-step; a run that drives an instance ends it in one of the other four."""
+(``again=False``): another run drives it now (of this process, or of another holding its
+claim on a shared world); one whose process stopped (or whose ``arun`` was cancelled)
+mid-step is continued instead. A run that drives an instance ends it in one of the other
+four."""
 StepStatus = Literal[
     "completed", "blocked", "failed", "rejected", "timed_out", "waiting", "partial"
 ]

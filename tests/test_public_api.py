@@ -458,38 +458,76 @@ def test_a_python_callers_mistake_is_told_in_python_terms(tmp_path):
         agent.run(world, focus=":patient42")
 
 
-def test_an_instance_found_running_is_said_running_not_completed():
-    """``again=False`` answers a focus's instance as it stands; one still running — its
-    ``arun`` cancelled mid-call (a caller's timeout), or driven by another process — was
-    reported ``run.status == "completed"``, so a client retrying after a timeout took a call
-    still in doubt for done. The status is ``running``, as the instance's own."""
+def _triage_held_in_call(calls: list[str]):
+    """The triage agent and world, its assign_queue entered and never answering."""
     import asyncio
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
+    entered = asyncio.Event()
+
+    async def assign_queue(patient, queue):
+        calls.append("assign_queue")
+        entered.set()
+        await asyncio.Event().wait()  # never answers: the caller gives up first
+        return {"queueRef": "Q-URGENT-1"}
+
+    tools = {"ehr_client.assign_queue": assign_queue, "ehr_client.notify_nurse": dict}
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl", tools=tools)
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    return agent, world, entered
+
+
+def test_an_instance_a_live_run_drives_is_said_running_not_completed():
+    """``again=False`` answers a focus's instance as it stands; one another run is driving
+    right now (a request still in its call when the client retries) was reported
+    ``run.status == "completed"``, so a client retrying after a timeout took a call still in
+    flight for done. The status is ``running``, as the instance's own, and nothing is run."""
+    import asyncio
+
+    calls: list[str] = []
 
     async def scenario() -> horismos.Run:
-        entered = asyncio.Event()
-
-        async def assign_queue(patient, queue):
-            entered.set()
-            await asyncio.Event().wait()  # never answers: the caller gives up first
-            return {"queueRef": "Q-URGENT-1"}
-
-        tools = {"ehr_client.assign_queue": assign_queue, "ehr_client.notify_nurse": dict}
-        agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                          root / "ontologies" / "ehr.ttl", tools=tools)
-        world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+        agent, world, entered = _triage_held_in_call(calls)
         task = asyncio.create_task(agent.arun(world, focus=":patient42"))
         await entered.wait()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return await agent.arun(world, focus=":patient42", again=False)
+        try:
+            return await agent.arun(world, focus=":patient42", again=False)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     found = asyncio.run(scenario())
     assert [i.status for i in found.instances] == ["running"]
     assert found.steps == []
     assert found.status == "running"
+    assert calls == ["assign_queue"]
+
+
+def test_an_instance_no_run_drives_is_gone_on_with_not_answered_running_for_ever():
+    """An ``arun`` cancelled mid-call (a caller's timeout) left its instance running, and
+    every ``again=False`` after it answered ``running``, for ever, while ``horismos
+    instances`` said it interrupted: a handler could not tell it from a live run. No run
+    drives it, so the retry goes on with it as ``again=True`` would: the call it was making
+    is held in doubt (``OutcomeUnknown``, not made again), one instance, never ``running``."""
+    import asyncio
+
+    calls: list[str] = []
+
+    async def scenario() -> tuple[horismos.Run, horismos.World]:
+        agent, world, entered = _triage_held_in_call(calls)
+        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
+        await entered.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return await agent.arun(world, focus=":patient42", again=False), world
+
+    found, world = asyncio.run(scenario())
+    assert found.status == "failed"
+    assert isinstance(found.error.cause, horismos.OutcomeUnknown)
+    assert calls == ["assign_queue"]  # held in doubt, not called a second time
+    assert [i.status for i in world.instances()] == ["failed"]
 
 
 def test_an_async_callback_is_refused_before_the_run_not_dropped():
