@@ -73,7 +73,9 @@ __all__ = [
 ]
 
 
-EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4}
+EXIT = {"completed": 0, "failed": 1, "waiting": 3, "blocked": 4, "running": 6}
+"""A command's exit code by its instance's status; ``running`` only for one another process
+drives, answered as it stands (``run --focus --no-again``)."""
 
 
 EXIT_USAGE = 2

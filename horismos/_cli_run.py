@@ -86,6 +86,15 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
         help="run one instance per node of the workflow's focus type, leaving out a node "
         "the world holds a finished instance of it for (--focus starts another on purpose)",
     )
+    p.add_argument(
+        "--no-again",
+        dest="again",
+        action="store_false",
+        help="with --focus: if the focus has an instance of the workflow, run nothing and "
+        "print it as it stands, exiting by its status (6: another process is running it "
+        "now); one whose process was killed mid-step is gone on with. What a script that "
+        "retries after a timeout gives, so a retry never runs the workflow a second time",
+    )
     _execution_options(p, "run")
 
 
@@ -148,6 +157,11 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one instance (``--focus``) or one per focus node (``--all``); exit by its status."""
     out_format = output_format(args.out) if args.out else None
+    if args.all and not args.again:  # before anything is loaded: the command is not one
+        raise UsageError(
+            "--no-again answers one focus's instance; --all leaves out the foci whose "
+            "instance finished already: give --focus NODE, or leave --no-again out"
+        )
     fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     # which workflow, before the world is read and the warnings of every workflow printed:
@@ -189,10 +203,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                     trace_snapshot=args.trace_snapshot,
                     allow=args.allow.split(","),
                     on_step=view.step,
+                    again=args.again,
                 )
             finally:
                 view.clear_progress()
-        view.summary(run, table=args.all)
+        view.summary(run, table=args.all, answered=not args.again)
         if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
             workflow = agent.workflow(args.workflow)
             cls = agent.definitions.name(workflow.focus_type)
@@ -477,11 +492,23 @@ class RunView:
             self.err.write("\r\033[K")
             self.err.flush()
 
-    def summary(self, run: Run, *, table: bool) -> None:
+    def summary(self, run: Run, *, table: bool, answered: bool = False) -> None:
+        """The outcome line (``table``: the batch's table). ``answered`` (``--no-again``): an
+        instance with no step was found, not run, and is said so: it read "completed after 0
+        steps", as if a run had done nothing."""
         n = self.name
         if not table:
             inst = run.instances[0]
-            self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
+            if answered and not inst.steps:
+                outcome = self._outcome(inst) if inst.status != "completed" else "completed"
+                if inst.status == "running":
+                    outcome += ": another process is running it now; ask again later"
+                self.out.write(
+                    f"{n(inst.workflow)} {n(inst.focus)}: {outcome} (not run again, "
+                    f"--no-again: instance {short_id(inst.instance)} as it stands)\n"
+                )
+            else:
+                self.out.write(f"{n(inst.workflow)} {n(inst.focus)}: {self._outcome(inst)}\n")
             self.out.flush()
             return
         parts = ", ".join(f"{c} {s}" for s, c in sorted(run.counts.items()))

@@ -1,0 +1,124 @@
+"""``horismos run --focus F --no-again``: the command line's retry-safe run (issue: a service
+running one process per event retried a timed-out ``run --focus`` and ran the workflow twice;
+two such processes at once on one ``oxigraph:PATH`` store made the second exit 4, blocked by
+the first's effect). With ``--no-again`` a focus that has an instance is answered it as it
+stands, exiting by its status; one whose process was killed mid-call is gone on with (its
+call held in doubt, never made again), not answered "running" for ever.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from forked import horismos_forked
+from test_event_service import DEFINITIONS, PREFIXES
+
+SHOP = '''\
+import os, time
+from pathlib import Path
+
+def bill(order):
+    ledger = Path(os.environ["LEDGER"])
+    with ledger.open("a") as f:
+        f.write(str(order) + "\\n")
+    time.sleep(float(os.environ.get("BILL_SECONDS", "0")))
+    return {"billRef": "B-" + str(len(ledger.read_text().splitlines()))}
+'''
+
+
+def _shop(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(SHOP)
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LOCK_WAIT="60")
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
+    assert loaded.returncode == 0, loaded.stderr
+    return env
+
+
+RUN = ("run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--focus", ":o1")
+
+
+def _bills(tmp_path: Path) -> list[str]:
+    ledger = tmp_path / "ledger"
+    return ledger.read_text().splitlines() if ledger.exists() else []
+
+
+def test_a_run_retried_with_no_again_answers_the_instance_and_bills_once(tmp_path: Path) -> None:
+    env = _shop(tmp_path)
+    first = horismos_forked(tmp_path, *RUN, "--no-again", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "completed after 1 step" in first.stdout
+    again = horismos_forked(tmp_path, *RUN, "--no-again", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "completed (not run again, --no-again: instance" in again.stdout
+    assert "Traceback" not in again.stderr
+    assert len(_bills(tmp_path)) == 1
+    # without it, as ever, the operator's "run this again": blocked by the first's effect
+    assert horismos_forked(tmp_path, *RUN, env=env).returncode == 4
+
+
+def test_two_processes_at_once_with_no_again_run_once_and_both_exit_completed(
+    tmp_path: Path,
+) -> None:
+    env = dict(_shop(tmp_path), BILL_SECONDS="1")
+    codes: list[subprocess.CompletedProcess[str]] = []
+
+    def one() -> None:
+        codes.append(horismos_forked(tmp_path, *RUN, "--no-again", env=env, timeout=120))
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.3)
+    for t in threads:
+        t.join()
+    assert [c.returncode for c in codes] == [0, 0], [c.stderr for c in codes]
+    assert len(_bills(tmp_path)) == 1
+
+
+def test_a_retry_after_its_process_was_killed_mid_call_goes_on_with_the_instance(
+    tmp_path: Path,
+) -> None:
+    """The first process killed in its call (a wrapper's timeout): its instance stays running.
+    The retry with --no-again was answered "running" for ever (``horismos instances`` said it
+    interrupted); it goes on with it, and the call whose outcome is unknown is held in doubt,
+    not made again: failed, exit 1, saying to reconcile."""
+    env = _shop(tmp_path)
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "horismos", *RUN, "--no-again"],
+        cwd=tmp_path,
+        env=dict(env, BILL_SECONDS="60"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not _bills(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert len(_bills(tmp_path)) == 1
+    retried = horismos_forked(tmp_path, *RUN, "--no-again", env=env)
+    assert retried.returncode == 1, retried.stdout + retried.stderr
+    assert "failed" in retried.stdout and "reconcile" in retried.stdout
+    assert "Traceback" not in retried.stderr
+    assert len(_bills(tmp_path)) == 1  # held in doubt, not billed a second time
+    listed = horismos_forked(tmp_path, "instances", "--store", "oxigraph:store", env=env)
+    assert "failed" in listed.stdout and "running" not in listed.stdout
+
+
+def test_no_again_with_all_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
+    env = _shop(tmp_path)
+    refused = horismos_forked(
+        tmp_path, "run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--all",
+        "--no-again", env=env,
+    )
+    assert refused.returncode == 2
+    assert "give --focus NODE, or leave --no-again out" in refused.stderr
+    assert _bills(tmp_path) == []
