@@ -38,7 +38,7 @@ from ._cli_common import (
 )
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
-from ._errors import ShaclMessage, UsageError
+from ._errors import Problem, ShaclMessage, UsageError
 from ._intents import doubt_key, doubt_message
 from ._model import ActionStep
 from ._outside_policy import outside_policy
@@ -280,6 +280,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
         load_world_beside(world, args.world, args.store, "a resume")
         if not args.out and not world.store.persistent:
             _approval_kept_nowhere(agent.definitions, world, args.instance)
+        if not args.quiet:  # as `run` says it: before the steps ahead of the blocked one act
+            for problem in _resumed_outside_policy(agent.definitions, world, args):
+                print(problem, file=sys.stderr)
         view = RunView(agent.definitions, quiet=args.quiet, world=world)
         with written_back(world, agent.definitions, args.out, out_format):
             run = agent.resume(
@@ -301,6 +304,22 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT[run.status]
+
+
+def _resumed_outside_policy(
+    defs: Definitions, world: World, args: argparse.Namespace
+) -> list[Problem]:
+    """What :func:`outside_policy` says of the steps ahead of where the resumed instance
+    stands (one instance read: its state). Nothing for an instance that is not there: the
+    resume says so itself."""
+    try:
+        stored = read_instance(world.store, find_instance(world.store, args.instance))
+    except UsageError:
+        return []
+    workflow = defs.workflows.get(stored.workflow) if stored is not None else None
+    if stored is None or workflow is None:
+        return []
+    return outside_policy(defs, workflow, args.allow, stored.current)
 
 
 def _approval_kept_nowhere(defs: Definitions, world: World, instance: str) -> None:

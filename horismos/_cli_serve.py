@@ -23,6 +23,7 @@ from ._cli_common import (
 )
 from ._cli_validate import run_warnings
 from ._errors import UsageError
+from ._outside_policy import every_outside_policy
 from ._serve import ServedTools
 from ._served_memory import forgotten_at_exit
 from ._signing import signer_from_env
@@ -140,6 +141,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         reached(world)  # a store that cannot be reached is said at start, not by every call
         for problem in run_warnings(agent.definitions, beside):  # as `run` says them
             print(problem, file=sys.stderr)
+        if args.run_workflow:  # a step --allow leaves out: said before an agent's run acts
+            for problem in every_outside_policy(agent.definitions, args.allow):
+                print(problem, file=sys.stderr)
         served = ServedTools(
             agent,
             world,

@@ -23,6 +23,7 @@ from ._cli_common import (
 )
 from ._cli_validate import run_warnings
 from ._errors import UsageError
+from ._outside_policy import every_outside_policy
 from ._policy import allowed
 from ._queue import VISIBILITY, InstanceDriver, broker_answers, celery_app, serve
 from ._signing import signer_from_env
@@ -115,6 +116,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     with open_for_writing(args.store, "worker") as world:
         reached(world)  # a store down is said now, as `run` says it, not by every task taken
         warnings = run_warnings(agent.definitions, world)
+    # a step --allow leaves out, in any workflow a task may name: said before a task acts
+    warnings += every_outside_policy(agent.definitions, args.allow)
     driver = InstanceDriver(agent, args.store, allow=allow, traces=traces)
     driver.check()  # what the definitions ask (a model's host) is said before the broker
     broker_answers(app)  # a refusal (password, DB number) or a wrong address is said now

@@ -265,11 +265,12 @@ class Workflow:
     steps: dict[URIRef, Step] = field(default_factory=dict, compare=False)
     max_steps: int = DEFAULT_MAX_STEPS
 
-    def reachable(self) -> list[Step]:
-        """The steps an instance of this workflow can reach from its start, in a stable order:
-        what must be able to run (bindings resolved) before the first step fires."""
+    def reachable(self, start: URIRef | None = None) -> list[Step]:
+        """The steps an instance of this workflow can reach from its start (or from
+        ``start``, where a resumed instance stands), in a stable order: what must be able to
+        run (bindings resolved) before the first step fires."""
         seen: dict[URIRef, Step] = {}
-        todo = [self.start]
+        todo = [self.start if start is None else start]
         while todo:
             iri = todo.pop()
             step = self.steps.get(iri)

@@ -127,6 +127,19 @@ def failure(store: str, patient: str) -> str:
     return " ".join(sorted(str(r["e"]) for r in rows))
 
 
+def test_a_worker_says_as_it_starts_which_step_its_policy_will_block(ward, workers):
+    """A worker under ``--allow ReadOnly`` took a triage task and blocked it at its first
+    step that writes, after anything before it had acted, and only ``run`` said so before
+    its first step. The worker says it once, in ``run``'s words, before it takes tasks."""
+    workers.start(more=("--allow", "ReadOnly"))
+    wait_until(lambda: " ready." in workers.log(0), "worker 0")
+    lines = workers.log(0).splitlines()
+    warned = [i for i, line in enumerate(lines) if "which this run's policy does not allow "
+              "(allowed: ReadOnly)" in line and ":QueuePatient:" in line]
+    taking = next(i for i, line in enumerate(lines) if "horismos worker: taking tasks" in line)
+    assert len(warned) == 1 and warned[0] < taking, "\n".join(lines)
+
+
 def test_a_worker_says_the_warnings_once_as_it_starts(ward, workers):
     """A worker is where definitions run for good: it says what `validate --world` warns of
     once, before it takes tasks, as `run` does before its first step."""

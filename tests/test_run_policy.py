@@ -1149,3 +1149,78 @@ def test_cli_run_says_before_its_first_step_which_step_its_policy_will_block(tmp
     assert allowed.returncode == 0 and "ExternalCommit" not in allowed.stderr, allowed.stderr
     quiet = horismos(tmp_path, *args[:-1], ":p1", "--quiet")
     assert "horis:ExternalCommit" not in quiet.stderr, quiet.stderr
+
+
+def _rollback_then_post(tmp_path: Path, before: str = "") -> tuple[str, int]:
+    """The rollback (:Go) then the ExternalCommit post (:Post), ``before`` them a step or
+    none; the definitions' text and the line of :Post's horis:tool."""
+    defs = definitions("").replace(
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
+        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n    horis:next :Post .',
+    ) + """
+:t.post a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
+    horis:effect [ horis:subject "patient" ;
+                   horis:asserts [ horis:property :posted ; horis:type xsd:string ] ] ;
+    horis:binding "python:post" ; horis:sideEffect horis:ExternalCommit .
+:Post a horis:ActionStep ;
+    horis:tool :t.post ;
+    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
+""" + before
+    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
+    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
+    (tmp_path / "ward.py").write_text(
+        TOOLS + '\ndef post(patient):\n    return {"posted": "P-1"}\n', encoding="utf-8")
+    return defs, defs.splitlines().index("    horis:tool :t.post ;") + 1
+
+
+POST_WARNING = (
+    "defs.ttl:{line}: warning: :Post: its tool :t.post is horis:ExternalCommit, which this "
+    "run's policy does not allow (allowed: HostStateWrite, ReadOnly): every instance that "
+    "reaches :Post stops there blocked (PolicyRefused), after the steps before it have "
+    "acted — give --allow ExternalCommit,HostStateWrite,ReadOnly if it may act; a blocked "
+    "instance goes on with `horismos run … --focus NODE --allow "
+    "ExternalCommit,HostStateWrite,ReadOnly`"
+)
+
+
+def test_cli_resume_says_before_its_first_step_which_step_its_policy_will_block(
+    tmp_path: Path,
+) -> None:
+    """An instance waiting for a check before the rollback and the post: `resume` landed the
+    answer, rolled back, and only then blocked at the post, saying nothing of --allow before
+    (only `run` did). It says it as `run` does, before the steps ahead act."""
+    _, line = _rollback_then_post(tmp_path, """
+:Check a horis:WaitStep ; horis:reason "Check the discharge" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :checked true ." ; horis:next :Go .
+""")
+    defs = (tmp_path / "defs.ttl").read_text().replace("horis:start :Go", "horis:start :Check")
+    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
+    store = ("--store", "oxigraph:store", "--tools", "ward")
+    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    waiting = horismos(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", "--quiet")
+    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    listed = horismos(tmp_path, "instances", "--store", "oxigraph:store", "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    resumed = horismos(tmp_path, "resume", "defs.ttl", *store, "--instance", row["instance"],
+                       "--facts", ":p1 :checked true .")
+    assert resumed.returncode == 4 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert POST_WARNING.format(line=line) in resumed.stderr.splitlines(), resumed.stderr
+    quiet = horismos(tmp_path, "resume", "defs.ttl", *store, "--instance", row["instance"],
+                     "--quiet")
+    assert "horis:ExternalCommit" not in quiet.stderr, quiet.stderr
+
+
+def test_cli_serve_run_workflow_says_as_it_starts_which_step_its_policy_will_block(
+    tmp_path: Path,
+) -> None:
+    """`serve --run-workflow` under the default policy ran an agent's workflow to the post
+    and blocked it there after the rollback; only `run` warned. It says it as it starts, in
+    `run`'s words; a server that serves no run_workflow runs no step and says nothing."""
+    _, line = _rollback_then_post(tmp_path)
+    serve = ("serve", "defs.ttl", "--world", "world.ttl", "--tools", "ward")
+    started = horismos_forked(tmp_path, *serve, "--run-workflow", input="", timeout=120)
+    assert "Traceback" not in started.stderr, started.stderr
+    assert POST_WARNING.format(line=line) in started.stderr.splitlines(), started.stderr
+    plain = horismos_forked(tmp_path, *serve, input="", timeout=120)
+    assert "which this run's policy" not in plain.stderr, plain.stderr
