@@ -260,6 +260,9 @@ class Agent:
         drives (its process killed, its ``arun`` cancelled: what ``horismos instances`` says
         ``interrupted``) is continued from where it stopped, as ``again=True`` continues it:
         a call it was making is held in doubt (``OutcomeUnknown``), never made a second time.
+        A failed instance answered so has ``run.error`` an :class:`InstanceFailed` whose
+        ``cause`` is of the class that failed it (``OutcomeUnknown``: reconcile the call;
+        ``ToolError``: the tool raised…), with its words, as the run that failed it raised.
 
         From a coroutine, ``await agent.arun(...)``: this one raises UsageError there.
         """

@@ -477,6 +477,33 @@ class InstanceFailed(RunError):
         self.cause = cause
 
 
+def stored_failure(kind: str | None, message: str) -> InstanceFailed:
+    """A failed instance's error as the world keeps it (``horis:error``, ``horis:errorKind``)
+    and a run answers it read back (``again=False``): an :class:`InstanceFailed` whose
+    ``cause`` is of the class the kind names, with the stored words. It was a plain
+    ``RunError(text)``, and a handler could tell a call held in doubt (``OutcomeUnknown``,
+    ``tools reconcile``) from a tool that raised only by parsing them. The cause carries its
+    class and message, not the fields a live run's has besides (``messages``, ``holder``…);
+    an instance stored before kinds were (no kind) reads back a plain ``RunError``."""
+    cls = _of_kind().get(kind or "", RunError)
+    cause = cls.__new__(cls, message)  # its fields are not kept: not built by its __init__
+    cause.step = cause.tool = None
+    return InstanceFailed(message, cause=cause)
+
+
+def _of_kind() -> dict[str, type[RunError]]:
+    """Each ``RunError`` subclass by the ``kind`` it declares itself (a subclass that declares
+    none, ``Unreachable``, is its parent's kind and is not told apart from it)."""
+    found: dict[str, type[RunError]] = {}
+    todo: list[type[RunError]] = [RunError]
+    while todo:
+        cls = todo.pop()
+        if "kind" in cls.__dict__:
+            found.setdefault(cls.kind, cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
 class TraceError(HorismosError):
     """A trace cannot be read or trusted."""
 

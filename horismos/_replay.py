@@ -634,6 +634,7 @@ async def _drive(
     runner.names_shapes = bool(header.get("names_shapes"))
     runner.blocked_at = bool(header.get("blocked_at"))  # else stored no horis:blockedAt
     runner.failed_at = bool(header.get("failed_at"))  # else stored no horis:failedAt
+    runner.error_kinds = bool(header.get("error_kinds"))  # else stored no horis:errorKind
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     try:

@@ -82,6 +82,7 @@ class Runner(ActionSteps):
             **({"names_shapes": True} if self.names_shapes else {}),
             **({"blocked_at": True} if self.blocked_at else {}),
             **({"failed_at": True} if self.failed_at else {}),
+            **({"error_kinds": True} if self.error_kinds else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )

@@ -110,6 +110,10 @@ class RunnerState:
         step's start, no second reading of the clock), as a trace's header says; one
         recorded before stored no time (``instances`` said ``-``), and its replay must not
         either."""
+        self.error_kinds = True
+        """Whether a failed instance stores its error's kind (``horis:errorKind``), as a
+        trace's header says, so one read back (``again=False``) answers the error's class;
+        one recorded before stored none, and its replay must not either."""
         self.settled_holders: (
             Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )

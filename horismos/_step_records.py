@@ -91,6 +91,7 @@ class StepRecording(RunnerState):
         error: str | None = None,
         blocked_at: Literal | None = None,
         failed_at: Literal | None = None,
+        error_kind: str | None = None,
     ) -> list[tuple]:
         """The instance's state as quads, each built in its graph once (not as a triple
         copied into one: every step writes it)."""
@@ -109,6 +110,8 @@ class StepRecording(RunnerState):
             quads.append((iid, HORIS.error, Literal(error), graph))
         if failed_at is not None:
             quads.append((iid, HORIS.failedAt, failed_at, graph))
+        if error_kind is not None:
+            quads.append((iid, HORIS.errorKind, Literal(error_kind), graph))
         for name, value in sorted(inst.variables.items()):
             if name != "this":  # the focus is stored as horis:focus
                 var = URIRef(f"{iid}:variable:{name}")
@@ -145,6 +148,8 @@ class StepRecording(RunnerState):
             self._stamp(rec.started)
             if status == "failed" and self.failed_at and rec.started is not None
             else None,
+            # the failing commit only: what class the error read back is (again=False)
+            rec.error.kind if status == "failed" and rec.error and self.error_kinds else None,
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter

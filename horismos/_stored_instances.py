@@ -17,7 +17,7 @@ from typing import cast
 from rdflib import RDFS, Literal, URIRef
 from rdflib.term import Node
 
-from ._errors import RunError, UsageError
+from ._errors import UsageError, stored_failure
 from ._literals import plain_literal
 from ._records import InstanceRun
 from ._stores import RUNTIME, Store, StoreError
@@ -70,6 +70,8 @@ class StoredInstance:
     blocked_at: Literal | None = None
     """Since when it is blocked (``horis:blockedAt``), as stored: a continued instance's state
     is replaced by the quads it was written as."""
+    error_kind: str | None = None
+    """A failed instance's error's kind (``horis:errorKind``), read back as its class."""
 
     def instance_run(self) -> InstanceRun:
         """The instance to drive on from where it stands."""
@@ -86,7 +88,7 @@ class StoredInstance:
         """The instance as a run reports one, read back instead of driven: its status, where
         it stands, why it is blocked or failed, and an open wait's brief (no steps)."""
         found = self.instance_run()
-        found.error = RunError(self.error) if self.error else None
+        found.error = stored_failure(self.error_kind, self.error) if self.error else None
         found.blocked_by = self.blocked_by
         if self.status == "waiting" and self.current is not None:
             wait = open_wait(store, self.instance, self.current)
@@ -102,14 +104,16 @@ def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
     """The stored state of ``iid``, or ``None`` when the world holds no such instance."""
     rows = store.select(
         f"""
-        SELECT ?workflow ?focus ?status ?version ?current ?blocked ?blockedAt ?error WHERE {{
+        SELECT ?workflow ?focus ?status ?version ?current ?blocked ?blockedAt ?error ?kind
+        WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:workflow ?workflow ; horis:focus ?focus ; horis:status ?status ;
                horis:version ?version .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:blockedBy ?blocked }}
             OPTIONAL {{ ?i horis:blockedAt ?blockedAt }}
-            OPTIONAL {{ ?i horis:error ?error }} }} }}""",
+            OPTIONAL {{ ?i horis:error ?error }}
+            OPTIONAL {{ ?i horis:errorKind ?kind }} }} }}""",
         {"i": iid},
         _NS,
     )
@@ -137,6 +141,7 @@ def read_instance(store: Store, iid: URIRef) -> StoredInstance | None:
         str(row["blocked"]) if "blocked" in row else None,
         str(row["error"]) if "error" in row else None,
         cast(Literal, row["blockedAt"]) if "blockedAt" in row else None,
+        str(row["kind"]) if "kind" in row else None,
     )
 
 

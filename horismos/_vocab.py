@@ -162,6 +162,7 @@ class HORIS(DefinedNamespace):
     blockedAt: URIRef
     failedAt: URIRef
     error: URIRef
+    errorKind: URIRef
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef

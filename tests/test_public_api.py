@@ -530,6 +530,33 @@ def test_an_instance_no_run_drives_is_gone_on_with_not_answered_running_for_ever
     assert [i.status for i in world.instances()] == ["failed"]
 
 
+def test_a_failed_instance_answered_again_keeps_its_errors_class():
+    """The retry after the one that failed the instance (its call held in doubt) was answered
+    a plain ``RunError`` of the stored words: a handler could tell "reconcile the call" from
+    "the tool raised" only by parsing them. It answers the class the live run raised: an
+    ``InstanceFailed`` whose ``cause`` is the ``OutcomeUnknown``, kind and words kept."""
+    import asyncio
+
+    calls: list[str] = []
+
+    async def scenario() -> tuple[horismos.Run, horismos.Run]:
+        agent, world, entered = _triage_held_in_call(calls)
+        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
+        await entered.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        ran = await agent.arun(world, focus=":patient42", again=False)
+        return ran, await agent.arun(world, focus=":patient42", again=False)
+
+    ran, answered = asyncio.run(scenario())
+    assert answered.steps == [] and answered.status == "failed"
+    assert isinstance(answered.error, horismos.InstanceFailed)
+    assert isinstance(answered.error.cause, horismos.OutcomeUnknown)
+    assert answered.error.cause.kind == "outcome_unknown"
+    assert str(answered.error.cause) == str(ran.error.cause)
+    assert calls == ["assign_queue"]
+
+
 def test_an_async_callback_is_refused_before_the_run_not_dropped():
     """``await agent.arun(..., on_step=handler)`` with ``async def handler`` ran every step and
     reported none: each call made a coroutine that never ran (a RuntimeWarning at most).
