@@ -352,6 +352,7 @@ class Agent:
                 # first without its claim (one another process drives is answered, not busy),
                 # then under it, where none was found: two such requests start one instance
                 found = None if again else instance_for(world.store, wf.iri, foci[0])
+                won = False  # the focus's claim, on a shared world
                 if held and (found is None or found.status == "running"):
                     try:
                         await worker.hold(wf, foci[0], name=self.definitions.name)  # type: ignore[union-attr]
@@ -360,6 +361,7 @@ class Agent:
                             raise
                         # a live process drives it: answered as it stands
                         return Run([found.as_found(world.store)], runner.trace)
+                    won = True
                     found = None if again else instance_for(world.store, wf.iri, foci[0])
                 # running, and no run drives it (no other run of this process on a world
                 # only this one writes; its claim won on a shared one): its process, or its
@@ -368,7 +370,7 @@ class Agent:
                 interrupted = (
                     found is not None
                     and found.status == "running"
-                    and (held or (here is not None and here.alone))
+                    and (won or (here is not None and here.alone))
                 )
                 if found is not None and not interrupted:
                     return Run([found.as_found(world.store)], runner.trace)

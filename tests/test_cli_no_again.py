@@ -122,3 +122,46 @@ def test_no_again_with_all_is_a_usage_error_before_anything_runs(tmp_path: Path)
     assert refused.returncode == 2
     assert "give --focus NODE, or leave --no-again out" in refused.stderr
     assert _bills(tmp_path) == []
+
+
+def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gone_on_with(
+    tmp_path: Path,
+) -> None:
+    """On a ``sparql:`` world, a retry with --no-again while another process is in the call
+    is answered ``running`` (exit 6: ask again later); once that process is killed and its
+    lease has run out, the retry wins the focus's claim and goes on with the instance, the
+    call held in doubt: failed, exit 1, billed once. It was answered "running" for ever."""
+    from oxigraph_server import OxigraphServer
+
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(SHOP)
+    server = OxigraphServer(tmp_path / "store")
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LEASE="1.5")
+    run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1",
+           "--no-again")
+    first = None
+    try:
+        assert horismos_forked(tmp_path, "load", "world.ttl", "--store", server.store,
+                               env=env).returncode == 0
+        first = subprocess.Popen(
+            [sys.executable, "-m", "horismos", *run], cwd=tmp_path,
+            env=dict(env, BILL_SECONDS="60"), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not _bills(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        live = horismos_forked(tmp_path, *run, env=env)
+        assert live.returncode == 6, live.stdout + live.stderr
+        assert "another process is running it now; ask again later" in live.stdout
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        time.sleep(2.5)  # its lease runs out
+        retried = horismos_forked(tmp_path, *run, env=env)
+        assert retried.returncode == 1, retried.stdout + retried.stderr
+        assert "reconcile" in retried.stdout and "Traceback" not in retried.stderr
+        assert len(_bills(tmp_path)) == 1
+    finally:
+        if first is not None and first.poll() is None:
+            first.kill()
+        server.stop()
