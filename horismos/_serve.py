@@ -60,7 +60,7 @@ from ._bindings.wire import json_value
 from ._call import CallResult, CallStatus, approval_fingerprint, guarded_call
 from ._call_arguments import RESULT_FIELDS, check_arguments
 from ._catalog import binding_problem, effect_schema, input_schema
-from ._errors import AuthoringError, ToolError, UsageError
+from ._errors import AuthoringError, InstanceFailed, RunError, ToolError, UsageError
 from ._idempotency import MCP_META_KEY, check_key, key_node
 from ._model import McpServer, Tool
 from ._policy import (
@@ -106,6 +106,18 @@ _LISTEN_FIX = {
 _OTHER_HOST = "give an address of this machine (127.0.0.1, 0.0.0.0) or a name that resolves to one"
 """Any other refusal is the host's (not this machine's, or no such name): "give a free port"
 sent a user with a mistyped --host looking for a busy port."""
+
+
+def _error_json(error: RunError) -> dict[str, str]:
+    """A run's error as ``run_workflow`` answers it: its kind and words, and for a failed
+    instance the kind of what failed it (``cause``: ``outcome_unknown`` is a call held in
+    doubt, for ``tools reconcile``; ``tool_error``, the tool raised…), the same when the
+    instance is answered as it stands. Its kind alone was ``failed``, and an agent told the
+    two apart only by parsing the words."""
+    out = {"kind": error.kind, "message": str(error)}
+    if isinstance(error, InstanceFailed):
+        out["cause"] = error.cause.kind
+    return out
 
 
 class ServedTools:
@@ -503,7 +515,7 @@ class ServedTools:
             ],
             "brief": inst.brief,
             "blocked_by": inst.blocked_by,
-            "error": {"kind": inst.error.kind, "message": str(inst.error)} if inst.error else None,
+            "error": _error_json(inst.error) if inst.error else None,
         }
         lines = [
             f"{name(inst.workflow)} for {name(inst.focus)}: {inst.status} "

@@ -254,3 +254,34 @@ def test_run_workflow_asked_again_for_a_waiting_instance_answers_its_wait(tmp_pa
     assert found.instances[0].steps == [] and found.instances[0].status == "waiting"
     with pytest.raises(UsageError, match="give a focus, or leave again out"):
         agent.run(served.world, ":Check", all=True, again=False)
+
+
+def test_run_workflow_says_what_failed_an_instance_and_says_it_again_when_asked_again(
+    tmp_path,
+) -> None:
+    """A failed instance's ``error`` said ``kind: failed`` and words: an agent told a call
+    held in doubt from a tool that raised only by parsing them, and asked again it was
+    answered a plain error of the stored words. ``error.cause`` is the kind of what failed
+    it, the same when answered as it stands."""
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    shop(tmp_path)
+
+    def bill(order: object) -> None:
+        raise RuntimeError("the billing service said no")
+
+    agent = Agent.from_files(tmp_path / "pay.ttl",
+                             tools={"payments.charge": print, "payments.bill": bill})
+    served = ServedTools(agent, World.from_files(tmp_path / "world.ttl"), run_workflow=True)
+    pay = {"workflow": ":Pay", "focus": ":o1"}
+
+    async def twice() -> list:
+        return [await served.call("run_workflow", pay) for _ in range(2)]
+
+    first, second = (r.structured_content for r in asyncio.run(twice()))
+    assert first["status"] == "failed" and first["ran"] is True
+    assert first["error"]["kind"] == "failed" and first["error"]["cause"] == "tool_error"
+    assert second["status"] == "failed" and second["ran"] is False
+    assert second["error"]["kind"] == "failed" and second["error"]["cause"] == "tool_error"
+    assert "the billing service said no" in second["error"]["message"]
