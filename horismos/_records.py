@@ -92,7 +92,8 @@ class Run:
     @property
     def status(self) -> Status:
         """The instance's status; for several, the worst of them (failed > blocked > waiting >
-        running). An instance found running (``again=False``) was said "completed"."""
+        running). An instance found running (``again=False``: another run drives it) was said
+        "completed"."""
         order: list[Status] = ["failed", "blocked", "waiting", "running", "completed"]
         return next((s for s in order if self.counts.get(s)), "completed")
 
