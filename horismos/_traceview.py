@@ -133,9 +133,19 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
         lent = e.get("lent")  # quads lent the store for the call: in its world digest
         return [
             f"{what}, recorded {e.get('started', '?')} (trace_version {e.get('trace_version')})",
-            f"  world {e.get('world_digest')}"
-            + (f" (with {lent} quads of --world lent for the call)" if lent else ""),
+            (
+                f"  world {e['world_digest']}"
+                + (f" (with {lent} quads of --world lent for the call)" if lent else "")
+                if e.get("world_digest")
+                else "  world digest not recorded"
+                + (
+                    f": {e['store']} is a world other processes write meanwhile"
+                    if e.get("store")
+                    else ""
+                )
+            ),
             f"  definitions {e.get('definitions_digest')}",
+            *_policy_lines(e),
         ]
     if kind == "taken_back":  # the call kept nothing: the quads lent for it left the store
         return [
@@ -186,6 +196,16 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
     return [f"{kind} (event {e.get('seq')})"]
 
 
+def _policy_lines(header: Mapping[str, Any]) -> list[str]:
+    """The side-effect classes the run allowed (``--allow``): a step blocked by the policy in
+    one trace and called in the next differ by it, and the timeline did not say it."""
+    policy = header.get("policy")
+    allow = policy.get("allow") if isinstance(policy, Mapping) else None
+    if not isinstance(allow, list):
+        return []
+    return ["  policy allows " + (", ".join(str(a) for a in allow) or "nothing")]
+
+
 def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     clock = e.get("clock") or []
     when = _time_of_day(clock[0]) if clock else " " * 12
@@ -203,7 +223,9 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     status = e.get("status", "?")
     if status == "blocked":
         failing = " ".join(str((e.get("precondition") or {}).get("failing") or "").split())
-        verdict = f"blocked: {failing}"
+        # no failing pattern: the policy, a call in doubt or a shape broken already blocked
+        # it, which its error says; the line said "blocked:" and nothing more
+        verdict = f"blocked: {failing}" if failing else f"blocked{_error(e)}"
     elif e.get("kind") == "DecisionStep":
         verdict = f"{status} -> {name(e['next']) if e.get('next') else 'end'}"
     elif e.get("kind") == "ProposalStep" and e.get("proposal"):
@@ -227,8 +249,18 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
             m.get("message", "") for m in (e.get("gate") or {}).get("messages", [])
         )
     else:
-        verdict = f"{status}: {(e.get('error') or {}).get('message', '')}"
+        verdict = f"{status}{_error(e)}"
     return f"{when}  {what}  {verdict}  {took:.1f} ms"
+
+
+def _error(e: Mapping[str, Any]) -> str:
+    """A step's recorded error as its line ends: `` (kind): message``. The kind
+    (``outcome_unknown``, ``tool_error``, ``policy``, ...) is what tells a call held in doubt
+    from a tool that raised, and what a handler of the instance read back matches on; the
+    timeline printed the words alone."""
+    error = e.get("error") or {}
+    kind = f" ({error['kind']})" if error.get("kind") else ""
+    return f"{kind}: {error.get('message', '')}"
 
 
 def _routed_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
