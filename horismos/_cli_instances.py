@@ -132,6 +132,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
                         "why": _why(r, live, shared, name, defs),
+                        "error_kind": r.error_kind,
                         "live": live.get(r.instance),
                         "reconciled": [
                             {
@@ -163,7 +164,10 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             "interrupted" if live.get(r.instance) is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
-            _short(_cleared(cleared.get(r.instance, [])), _why(r, live, shared, name, defs)),
+            _short(
+                _cleared(cleared.get(r.instance, [])),
+                _kind_first(r, _why(r, live, shared, name, defs)),
+            ),
         )
         for r in rows
     ]
@@ -185,6 +189,15 @@ def _live(world: World, rows: list[InstanceSummary]) -> dict[URIRef, bool]:
         return {}
     claimed = live_claims(world.store) if world.store.shared else {}
     return {r.instance: (r.workflow, r.focus) in claimed for r in running}
+
+
+def _kind_first(row: InstanceSummary, why: str | None) -> str | None:
+    """A failed row's why after its error's kind (``outcome_unknown: t.bill was called…``),
+    as the trace's timeline says it: the row said the words alone, cut short, and a call held
+    in doubt read as any other failure until its words were read through."""
+    if row.error_kind and why:
+        return f"{row.error_kind}: {why}"
+    return why
 
 
 def _why(

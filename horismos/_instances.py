@@ -35,7 +35,10 @@ class InstanceSummary:
     (a step's end, a wait's start, an answer), as ISO 8601 text in UTC; None when it has
     none. ``why``: what stopped a failed instance (its ``horis:error``) or blocks a blocked
     one (the pattern, ``horis:blockedBy``), else None: an operator listing what went wrong
-    read only "failed" and had to find the run's output or its trace."""
+    read only "failed" and had to find the run's output or its trace. ``error_kind``: a
+    failed one's error's kind as the failing commit stored it (``horis:errorKind``:
+    ``outcome_unknown``, ``tool_error``, ...), what tells a call held in doubt from a tool
+    that raised without parsing ``why``; None for an instance failed before it was stored."""
 
     instance: URIRef
     workflow: URIRef
@@ -44,6 +47,7 @@ class InstanceSummary:
     current: URIRef | None
     since: str | None
     why: str | None = None
+    error_kind: str | None = None
 
 
 def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
@@ -56,12 +60,13 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?by WHERE {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?kind ?by WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:blockedAt|horis:failedAt ?blocked }}
             OPTIONAL {{ ?i horis:error ?error }}
+            OPTIONAL {{ ?i horis:errorKind ?kind }}
             OPTIONAL {{ ?i horis:blockedBy ?by }} }} }}""",
         {},
         {"horis": NS},
@@ -102,6 +107,7 @@ def _rows(
                 current if isinstance(current, URIRef) else None,
                 since.get(cast(URIRef, r["i"])),
                 str(why) if why is not None else None,
+                str(r["kind"]) if "kind" in r else None,
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

@@ -5,6 +5,7 @@ serve``) and asks what a reviewer asks of it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -33,11 +34,14 @@ def _pay(tmp_path: Path) -> dict[str, str]:
 RUN = ("run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--focus", ":o1")
 
 
-def test_a_call_held_in_doubt_says_its_kind_in_the_trace(tmp_path: Path) -> None:
+def test_a_call_held_in_doubt_says_its_kind_in_the_trace_and_in_the_instances(
+    tmp_path: Path,
+) -> None:
     """A billing process killed mid-call, its retry (``--no-again``) holding the call in
-    doubt: the retry's trace said ``failed:`` and the words, not the kind the step recorded
-    (``outcome_unknown``), which is what tells a call that may have acted from a tool that
-    raised. The step's line now says it first."""
+    doubt: the retry's trace said ``failed:`` and the words, ``instances`` the words cut
+    short, and neither the kind the failing commit stores (``outcome_unknown``), which is what
+    tells a call that may have acted from a tool that raised. Both now say it first; the
+    JSON listing gives it as ``error_kind``, and an operator's clearing leaves it said."""
     env = _pay(tmp_path)
     killed = subprocess.Popen(
         [sys.executable, "-m", "horismos", *RUN, "--no-again", "--trace", "first.jsonl"],
@@ -58,6 +62,19 @@ def test_a_call_held_in_doubt_says_its_kind_in_the_trace(tmp_path: Path) -> None
     (step,) = [line for line in shown.stdout.splitlines() if "  :Bill  " in line]
     assert "  failed (outcome_unknown): t.bill was called at :Bill" in step, step
 
+    listed = horismos_forked(tmp_path, "instances", "--store", "oxigraph:store", env=env)
+    assert " failed " in listed.stdout and "  outcome_unknown: t.bill was called" in listed.stdout
+    cleared = horismos_forked(
+        tmp_path, "tools", "reconcile", "t.bill", "pay.ttl", "--tools", "shop", "--store",
+        "oxigraph:store", "--args", '{"order": ":o1"}', "--verdict", "acted", "--operator",
+        "alice", env=env,
+    )
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    listed = horismos_forked(tmp_path, "instances", "--store", "oxigraph:store", "--format",
+                             "json", env=env)
+    (row,) = json.loads(listed.stdout)
+    assert row["error_kind"] == "outcome_unknown"
+    assert [(c["operator"], c["verdict"]) for c in row["reconciled"]] == [("alice", "acted")]
     assert ledger.read_text().splitlines() == ["http://example.org/pay#o1"]
 
 

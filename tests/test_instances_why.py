@@ -113,7 +113,10 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     assert dt.datetime.fromisoformat(data["patient43"]["since"]) > started
     assert rows["patient43"][6].endswith(
         "ehr.assign_queue raised ConnectionError: EHR refused the connection: queue service down")
-    assert data["patient43"]["why"] == rows["patient43"][6].split("  ")[-1].strip()
+    # the row says the kind the failing commit stored first, as the JSON gives it
+    assert data["patient43"]["error_kind"] == "tool_error"
+    assert rows["patient43"][6].split("  ")[-1].strip() == (
+        f"tool_error: {data['patient43']['why']}")
     assert rows["patient44"][3] == "blocked"
     assert "?this :acuity ?queue ." in rows["patient44"][6]
     # killed mid-call: no process drives it (none other could open this store), and the row

@@ -68,6 +68,7 @@ def test_a_world_lists_its_instances_as_the_command_line_does(tmp_path: Path) ->
             "step": str(i.current) if i.current else None,
             "since": i.since,
             "why": i.why,  # the blocked one's pattern
+            "error_kind": i.error_kind,  # none failed
             "live": None,  # none is running
             "reconciled": [],  # no call in doubt cleared by hand
         }
