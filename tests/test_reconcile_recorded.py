@@ -65,7 +65,8 @@ def test_reconcile_records_operator_time_and_verdict_and_instances_shows_them(
     listed = horismos(tmp_path, "instances", *TRIAGE, *in_doubt)
     (row,) = [r for r in listed.stdout.splitlines() if ":patient42" in r]
     assert "failed" in row and "call in doubt cleared by dr.okafor at " in row, row
-    assert "(verdict: acted); the result of ehr.assign_queue breaks the domain shapes" in row
+    assert ("(verdict: acted); gate_rejected: the result of ehr.assign_queue breaks the "
+            "domain shapes") in row
     as_json = json.loads(horismos(tmp_path, "instances", *in_doubt, "--format", "json").stdout)
     (record,) = as_json[0]["reconciled"]
     assert record["operator"] == "dr.okafor" and record["verdict"] == "acted"
