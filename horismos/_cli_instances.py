@@ -39,6 +39,7 @@ from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
 from ._due_waits import due_waits
 from ._errors import ToolError, Unreachable, UsageError
+from ._held_doubts import HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
 from ._model import ActionStep, WaitStep
 from ._policy import SERVED_PREFIX, allowed
@@ -120,6 +121,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     shared = world.store.shared
     live = _live(world, rows)
     cleared = reconciliations(world.store)  # the few there are, read once
+    doubts = held_doubts(world.store)  # likewise
     if args.format == "json":
         print(
             json.dumps(
@@ -145,6 +147,15 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                             }
                             for c in cleared.get(r.instance, ())
                         ],
+                        "in_doubt": [
+                            {
+                                "tool": str(d.tool),
+                                "step": str(d.step) if d.step else None,
+                                "call_started": d.started or None,
+                                "args": json.loads(d.args),
+                            }
+                            for d in doubts.get(r.instance, ())
+                        ],
                     }
                     for r in rows
                 ],
@@ -165,6 +176,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
             _short(
+                _held(r, doubts.get(r.instance, []), name, defs),
                 _cleared(cleared.get(r.instance, [])),
                 _kind_first(r, _why(r, live, shared, name, defs)),
             ),
@@ -249,6 +261,24 @@ def _running_why(row: InstanceSummary, live: bool, shared: bool, name: Callable[
         "no process is running it (none other has this store open): it stopped mid-step; "
         f"`horismos resume … --instance {short_id(row.instance)}` continues it"
     )
+
+
+def _held(
+    row: InstanceSummary,
+    doubts: list[HeldDoubt],
+    name: Callable[[Any], str],
+    defs: Definitions | None,
+) -> str:
+    """What a row says first of the calls its instance left held in doubt that nobody has
+    cleared: the latest, with the command that clears it. An instance whose step's result the
+    gate rejected and that went on by ``horis:onError`` was listed ``completed -``, the doubt
+    said nowhere but in the run's output; a failed one whose error is the doubt
+    (``outcome_unknown``) says it already."""
+    if not doubts or row.error_kind == "outcome_unknown":
+        return ""
+    last = doubts[-1]
+    more = f" (and {len(doubts) - 1} more: --format json)" if len(doubts) > 1 else ""
+    return last.said(name, defs.tools.get(last.tool) if defs else None) + more
 
 
 def _cleared(records: list[Reconciled]) -> str:

@@ -131,3 +131,74 @@ def test_a_trace_of_a_shared_world_says_why_it_has_no_world_digest(tmp_path: Pat
         f"\n  world digest not recorded: {server.store} is a world other processes write "
         "meanwhile\n" in shown
     ), shown
+
+
+GATED = """
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+:flagged a owl:DatatypeProperty .
+:OrderShape a sh:NodeShape ; sh:targetClass :Order ;
+    sh:property [ sh:path :billRef ; sh:pattern "^B-[0-9]+$" ] .
+:t.flag a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:effect [ horis:subject "order" ;
+                   horis:asserts [ horis:property :flagged ; horis:type xsd:string ] ] ;
+    horis:binding "python:shop.flag" ; horis:idempotent true .
+:Bill horis:onError :Flag .
+:Flag a horis:ActionStep ; horis:tool :t.flag ;
+    horis:requires "?this a :Order ." ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] .
+"""
+
+GATED_SHOP = """
+import os
+from pathlib import Path
+
+
+def bill(order):
+    with Path(os.environ["LEDGER"]).open("a") as f:
+        f.write(str(order) + "\\n")
+    return {"billRef": os.environ["BILL_REF"]}  # the payment system's reference, as it says it
+
+def flag(order):
+    return {"flagged": "billing answered a reference the shape refuses"}
+"""
+
+
+def test_a_call_the_gate_rejected_is_listed_held_in_doubt_on_its_completed_instance(
+    tmp_path: Path,
+) -> None:
+    """The payment system answered a reference the domain shape refuses: the gate rejected
+    it after the tool had billed, the call is held in doubt, and the instance went on by
+    ``horis:onError`` and completed. ``horismos instances`` listed it ``completed -``: no
+    command said a call was held in doubt, nor whose. The row now says it with the
+    command that clears it, which works, and the JSON lists it under ``in_doubt``."""
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS + GATED)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(GATED_SHOP)
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), BILL_REF="bad ref")
+    store = ("--store", "oxigraph:store")
+    assert horismos_forked(tmp_path, "load", "world.ttl", *store, env=env).returncode == 0
+    ran = horismos_forked(tmp_path, *RUN, env=env)
+    assert ran.returncode == 0 and "onError -> :Flag" in ran.stdout, ran.stdout + ran.stderr
+
+    listed = horismos_forked(tmp_path, "instances", *store, "pay.ttl", env=env).stdout
+    (row,) = listed.splitlines()[1:]
+    assert " completed " in row
+    clear = "`horismos tools reconcile t.bill … --args "
+    assert "call of t.bill at :Bill held in doubt since " in row and clear in row, row
+    args = row.split(clear, 1)[1].rstrip("`")
+    assert args == """'{"order": ":o1"}'"""
+    data = json.loads(horismos_forked(tmp_path, "instances", *store, "--format", "json",
+                                      env=env).stdout)
+    assert [(d["tool"], d["args"]) for d in data[0]["in_doubt"]] == [
+        ("http://example.org/pay#t.bill", [{"order": "<http://example.org/pay#o1>"}])
+    ]
+
+    cleared = horismos_forked(tmp_path, "tools", "reconcile", "t.bill", "pay.ttl", "--tools",
+                              "shop", *store, "--args", args.strip("'"), "--verdict",
+                              "acted", "--operator", "alice", env=env)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    listed = horismos_forked(tmp_path, "instances", *store, "pay.ttl", env=env).stdout
+    assert "held in doubt" not in listed
+    assert "call in doubt cleared by alice" in listed and "(verdict: acted)" in listed
+    assert (tmp_path / "ledger").read_text().splitlines() == ["http://example.org/pay#o1"]

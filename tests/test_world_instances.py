@@ -71,6 +71,7 @@ def test_a_world_lists_its_instances_as_the_command_line_does(tmp_path: Path) ->
             "error_kind": i.error_kind,  # none failed
             "live": None,  # none is running
             "reconciled": [],  # no call in doubt cleared by hand
+            "in_doubt": [],  # nor any held
         }
         for i in listed
     ]
