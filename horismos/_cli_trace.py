@@ -6,12 +6,13 @@ Replay re-decides a recorded run with today's definitions; ``trace`` shows or ex
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,10 @@ from ._cli_viewer import (
 from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
+from ._intents import doubt_key, doubt_message
 from ._replay import replay
 from ._signing import unchecked_signatures
+from ._stores import outlives_process
 from ._trace import iter_trace
 from ._traceview import bracketed, prov_turtle, timeline
 from ._unreadable import readable_file
@@ -239,19 +242,55 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
     """Print the trace's timeline, each event's line once its hash chain and version are
     checked; an edited event stops it there, with the error."""
     name = bracketed
+    held = None
     if args.paths:
         defs = load_definitions(args.paths)
 
         def name(iri: str) -> str:
             return defs.name(URIRef(iri))
 
-    for line in timeline(iter_trace(readable_file(args.trace)), args.trace, name):
+        held = functools.partial(held_in_doubt, defs)
+
+    for line in timeline(iter_trace(readable_file(args.trace)), args.trace, name, held):
         print(line)
     if Path(args.trace).is_file():  # a pipe's header cannot be read again
         unchecked = unchecked_signatures(_recorded_header(Path(args.trace)))
         if unchecked:
             print(f"note: {args.trace}: {unchecked}", file=sys.stderr)
     return 0
+
+
+def held_in_doubt(
+    defs: Definitions, header: Mapping[str, Any], step: Mapping[str, Any]
+) -> list[str]:
+    """The calls a rejected step left held in doubt, in ``run``'s words: each call of a tool
+    that is not idempotent that answered (so may have acted) and of which nothing landed, by a
+    run that held such calls (header ``calls_in_doubt`` 2 on). ``run`` said it under the step;
+    the timeline showed only the gate's messages, and a reviewer of the trace did not learn
+    that further calls there were refused until someone reconciled it."""
+    if step.get("status") != "rejected" or int(header.get("calls_in_doubt") or 0) < 2:
+        return []
+    tool = defs.tools.get(URIRef(str(step.get("tool"))))
+    if tool is None or tool.idempotent or tool.adapter is not None:
+        return []
+    outcomes = step.get("outcomes") or []
+    calls = [
+        call
+        for call, outcome in zip(step.get("args") or [], outcomes, strict=False)
+        if isinstance(call, dict) and isinstance(outcome, dict) and "returned" in outcome
+    ]
+    store = header.get("store")
+    persistent = isinstance(store, str) and outlives_process(store)
+    return [
+        doubt_message(
+            tool,
+            doubt_key(tool, call),
+            defs.name,
+            args=json.dumps([call], sort_keys=True, ensure_ascii=False),
+            persistent=persistent,
+        )
+        for call in calls
+    ]
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:

@@ -44,27 +44,36 @@ def bracketed(iri: str) -> str:
     return f"<{iri}>"
 
 
+Held = Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]]
+"""What a caller with the definitions says a step left held in doubt: given the run's header and
+the step's event, the words of each call held (:func:`timeline`'s ``held``)."""
+
+
 def timeline(
     events: Iterable[Mapping[str, Any]],
     source: str = "the trace",
     name: Callable[[str], str] = bracketed,
+    held: Held | None = None,
 ) -> Iterator[str]:
     """One line per event worth reading: the run, each instance, each step, the end; each
     given as its event is read, every IRI as ``name`` gives it (the definitions' CURIE, or
     ``<IRI>``). Under a step, indented, what a reviewer asks of it that its line cannot
     hold: the gate's messages, failed attempts, receipts, the onError edge, a proposal's
-    ranking, an approval; of a trace that stops, the instances it left mid-step. An event
-    whose values are of shapes no run writes is a :class:`~horismos.TraceError`
-    (:func:`~horismos._event_shape.reading`)."""
+    ranking, an approval; of a trace that stops, the instances it left mid-step; and, with
+    ``held`` (which needs the definitions: a trace does not record whether a tool is
+    idempotent), the calls a step left held in doubt. An event whose values are of shapes no
+    run writes is a :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
     kind = None
+    header: Mapping[str, Any] = {}
     store = None  # where the run's world was kept, as its header says
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     for index, e in enumerate(events):
         kind = e.get("type")
         if kind == "header":
-            store = e.get("store")
+            header, store = e, e.get("store")
         with reading(e, index, source):
-            lines = _event_lines(e, name)
+            doubts = held(header, e) if held is not None and kind == "step" else []
+            lines = _event_lines(e, name, doubts)
             _follow(e, running, name)
         yield from lines
     if kind is not None and kind != "end":
@@ -120,8 +129,11 @@ def _follow(
             running.pop(instance, None)
 
 
-def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
-    """The timeline's lines of one event."""
+def _event_lines(
+    e: Mapping[str, Any], name: Callable[[str], str], doubts: list[str] | None = None
+) -> list[str]:
+    """The timeline's lines of one event; a step's ``doubts`` (the calls it left held in
+    doubt) under its gate's messages, as ``run`` printed them."""
     kind = e.get("type")
     if kind == "header":  # of a run, or of one call of ``tools call`` (its ``call``)
         what = (
@@ -178,6 +190,7 @@ def _event_lines(e: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
             "  " + _step_line(e, name),
             *_retried_lines(e),
             *_gate_lines(e, name),
+            *(f"    held in doubt: {said}" for said in doubts or ()),
             *_routed_lines(e, name),
             *_proposal_lines(e, name),
             *_approval_lines(e),

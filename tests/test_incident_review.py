@@ -164,6 +164,20 @@ def flag(order):
 """
 
 
+def _gated(tmp_path: Path) -> dict[str, str]:
+    """:o1 billed, the reference answered refused by the gate, the instance gone on by
+    ``horis:onError`` to :Flag and completed; its trace in ``run.jsonl``."""
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS + GATED)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(GATED_SHOP)
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), BILL_REF="bad ref")
+    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
+    assert loaded.returncode == 0, loaded.stderr
+    ran = horismos_forked(tmp_path, *RUN, "--trace", "run.jsonl", env=env)
+    assert ran.returncode == 0 and "onError -> :Flag" in ran.stdout, ran.stdout + ran.stderr
+    return env
+
+
 def test_a_call_the_gate_rejected_is_listed_held_in_doubt_on_its_completed_instance(
     tmp_path: Path,
 ) -> None:
@@ -172,14 +186,8 @@ def test_a_call_the_gate_rejected_is_listed_held_in_doubt_on_its_completed_insta
     ``horis:onError`` and completed. ``horismos instances`` listed it ``completed -``: no
     command said a call was held in doubt, nor whose. The row now says it with the
     command that clears it, which works, and the JSON lists it under ``in_doubt``."""
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS + GATED)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(GATED_SHOP)
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), BILL_REF="bad ref")
+    env = _gated(tmp_path)
     store = ("--store", "oxigraph:store")
-    assert horismos_forked(tmp_path, "load", "world.ttl", *store, env=env).returncode == 0
-    ran = horismos_forked(tmp_path, *RUN, env=env)
-    assert ran.returncode == 0 and "onError -> :Flag" in ran.stdout, ran.stdout + ran.stderr
 
     listed = horismos_forked(tmp_path, "instances", *store, "pay.ttl", env=env).stdout
     (row,) = listed.splitlines()[1:]
@@ -202,3 +210,23 @@ def test_a_call_the_gate_rejected_is_listed_held_in_doubt_on_its_completed_insta
     assert "held in doubt" not in listed
     assert "call in doubt cleared by alice" in listed and "(verdict: acted)" in listed
     assert (tmp_path / "ledger").read_text().splitlines() == ["http://example.org/pay#o1"]
+
+
+def test_the_trace_of_a_call_the_gate_rejected_says_it_was_held_in_doubt(tmp_path: Path) -> None:
+    """``run`` said under the rejected step that the call was held in doubt, with the command
+    that clears it; ``trace show`` of the same run showed the gate's message and the onError
+    edge only. Given the definitions (a trace does not record whether a tool is idempotent)
+    it says it where run did, in run's words."""
+    env = _gated(tmp_path)
+    shown = horismos_forked(tmp_path, "trace", "show", "run.jsonl", "pay.ttl", env=env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if ":Bill  :t.bill(order=:o1)  gate rej" in line)
+    assert lines[at + 1].startswith("    :o1 :billRef: Value does not match pattern"), lines
+    held = lines[at + 2]
+    assert held.startswith("    held in doubt: t.bill is not idempotent and may already have "
+                           "acted on :o1"), lines
+    clear = """`horismos tools reconcile t.bill … --args '{"order": ":o1"}'` on the same store"""
+    assert clear in held, held
+    assert lines[at + 3] == "    onError -> :Flag", lines
+    assert sum("held in doubt" in line for line in lines) == 1  # not t.flag's: idempotent
