@@ -205,7 +205,8 @@ def trace_arguments(p: argparse.ArgumentParser) -> None:
         nargs="*",
         metavar="FILE_OR_DIR",
         help="the definitions it was recorded with, to name IRIs by their prefixes "
-        "(:patient42) as run does; without them each IRI is printed in full, <IRI>",
+        "(:patient42) as run does, and say which calls a rejected result left held in doubt; "
+        "without them each IRI is printed in full, <IRI>",
     )
     show.set_defaults(action_run=cmd_trace_show)
     export = sub.add_parser(
