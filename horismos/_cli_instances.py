@@ -37,11 +37,12 @@ from ._cli_common import (
 from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
-from ._due_waits import due_waits
-from ._errors import ToolError, Unreachable, UsageError
+from ._due_waits import due_waits_at
+from ._errors import Problem, ToolError, Unreachable, UsageError
 from ._held_doubts import HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
 from ._model import ActionStep, WaitStep
+from ._outside_policy import outside_policy
 from ._policy import SERVED_PREFIX, allowed
 from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE
@@ -421,13 +422,19 @@ def cmd_wake(args: argparse.Namespace) -> int:
             "woken do would be lost and done again next time: give --out F (then go on "
             "from F), or a persistent --store"
         )
-    due = due_waits(agent.definitions, world.store, dt.datetime.now(dt.UTC))
+    due = due_waits_at(agent.definitions, world.store, dt.datetime.now(dt.UTC))
     if not due:
         print("no wait is due")
     ended: set[str] = set()
+    said: set[str] = set()  # a step two woken instances reach is said once
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
     with written_back(world, agent.definitions, args.out, out_format):
-        for iid in due:
+        for iid, at in due:
+            if not args.quiet:  # as `resume` says it: before the steps ahead of the wait act
+                for problem in _woken_outside_policy(agent.definitions, at, args.allow):
+                    if str(problem) not in said:
+                        said.add(str(problem))
+                        print(problem, file=sys.stderr)
             trace: Path | Trace = Trace(kept=False)  # without --traces: no digest asked
             kept: Path | None = None
             if traces is not None:  # a file of its own: a pass in the same second as the
@@ -463,6 +470,15 @@ def cmd_wake(args: argparse.Namespace) -> int:
     # instance not reached exits as the error it is in run and resume, under a blocked one
     # (which needs a person, where the next pass retries it)
     return next((_WAKE_EXIT[s] for s in ("failed", "blocked", "unreached") if s in ended), 0)
+
+
+def _woken_outside_policy(defs: Definitions, at: WaitStep, allow: str) -> list[Problem]:
+    """What :func:`outside_policy` says of the steps ahead of the wait an instance is woken
+    from: a woken instance went on past the wait and blocked at a step ``--allow`` leaves
+    out, after the steps before it had acted, and only ``run`` and ``resume`` said so. Read
+    from the definitions alone (the workflow holding the wait step), nothing from the world."""
+    workflow = next((w for w in defs.workflows.values() if at.iri in w.steps), None)
+    return [] if workflow is None else outside_policy(defs, workflow, allow, at.iri)
 
 
 _WAKE_EXIT = {**EXIT, "unreached": EXIT_USAGE}

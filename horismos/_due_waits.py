@@ -24,11 +24,21 @@ from ._stores import Store
 from ._stores.base import INSTANCES
 from ._vocab import NS, PROV
 
-__all__ = ["due_waits"]
+__all__ = ["due_waits", "due_waits_at"]
 
 
 def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]:
-    """The waiting instances whose wait would settle if resumed now, without facts.
+    """The waiting instances whose wait would settle if resumed now, without facts
+    (:func:`due_waits_at`, without the steps)."""
+    return [iid for iid, _ in due_waits_at(defs, store, now)]
+
+
+def due_waits_at(
+    defs: Definitions, store: Store, now: dt.datetime
+) -> list[tuple[URIRef, WaitStep]]:
+    """The waiting instances whose wait would settle if resumed now, without facts, each with
+    the wait step it stands at: ``wake`` says from there, as ``resume`` does, which steps
+    ahead its policy blocks, with no query more.
 
     What a resume would find, read for all of them at once: each instance's stored
     variables (as :func:`~._stored_instances.read_instance` reads them) in one query, the waits
@@ -60,8 +70,11 @@ def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]
     for step_iri, (until, held_by) in asks.items():
         held = store.held(until, [waiting[iid][1] for iid in held_by])
         settles.update(((iid, step_iri), h) for iid, h in zip(held_by, held, strict=True))
-    due = [(opened[iid, step.iri], str(iid)) for iid, step in at if settles.get((iid, step.iri))]
-    return [URIRef(iid) for _, iid in sorted(due)]  # the longest waiting first
+    due = [
+        (opened[iid, step.iri], str(iid), step) for iid, step in at if settles.get((iid, step.iri))
+    ]
+    due.sort(key=lambda d: (d[0], d[1]))  # the longest waiting first
+    return [(URIRef(iid), step) for _, iid, step in due]
 
 
 def _waiting(store: Store) -> dict[URIRef, tuple[URIRef | None, dict[str, Node]]]:

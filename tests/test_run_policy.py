@@ -1224,3 +1224,28 @@ def test_cli_serve_run_workflow_says_as_it_starts_which_step_its_policy_will_blo
     assert POST_WARNING.format(line=line) in started.stderr.splitlines(), started.stderr
     plain = horismos_forked(tmp_path, *serve, input="", timeout=120)
     assert "which this run's policy" not in plain.stderr, plain.stderr
+
+
+def test_cli_wake_says_before_it_goes_on_which_step_its_policy_will_block(
+    tmp_path: Path,
+) -> None:
+    """An instance waiting on a timer before the rollback and the post: `wake` woke it,
+    rolled back, and only then blocked at the post, saying nothing of --allow (only `run`
+    and `resume` did). It says it as `resume` does, once, before the instance goes on."""
+    _, line = _rollback_then_post(tmp_path, """
+:Cool a horis:WaitStep ; horis:reason "Let it settle" ; horis:wake horis:Timer ;
+    horis:delivery horis:Silent ; horis:timeout "1s" ; horis:next :Go .
+""")
+    defs = (tmp_path / "defs.ttl").read_text().replace("horis:start :Go", "horis:start :Cool")
+    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
+    store = ("--store", "oxigraph:store", "--tools", "ward")
+    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    waiting = horismos(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", "--quiet")
+    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    import time
+    time.sleep(1.5)
+    woken = horismos(tmp_path, "wake", "defs.ttl", *store)
+    assert woken.returncode == 4 and "Traceback" not in woken.stderr, woken.stderr
+    lines = woken.stderr.splitlines()
+    assert lines.count(POST_WARNING.format(line=line)) == 1, woken.stderr
+    assert lines.index(POST_WARNING.format(line=line)) == 0, woken.stderr  # before it acts
