@@ -23,6 +23,8 @@ from forked import Popen, horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 
+from horismos import InstanceSummary, World
+
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
 
@@ -117,6 +119,7 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     assert data["patient43"]["error_kind"] == "tool_error"
     assert rows["patient43"][6].split("  ")[-1].strip() == (
         f"tool_error: {data['patient43']['why']}")
+    assert data["patient44"]["error_kind"] is None
     assert rows["patient44"][3] == "blocked"
     assert "?this :acuity ?queue ." in rows["patient44"][6]
     # killed mid-call: no process drives it (none other could open this store), and the row
@@ -134,6 +137,21 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     rows, data = listed(tmp_path, store)
     assert rows["patient45"][3] == "failed" and data["patient45"]["live"] is None
     assert "not called again" in data["patient45"]["why"], data["patient45"]
+    # a call held in doubt, for `tools reconcile`: said by its kind, in JSON and the table
+    assert data["patient45"]["error_kind"] == "outcome_unknown", data["patient45"]
+    assert rows["patient45"][6].startswith("outcome_unknown: "), rows["patient45"]
+    kinds = {r.focus.rsplit("#", 1)[1]: r.error_kind for r in _instances(store)}
+    assert kinds == {"patient43": "tool_error", "patient44": None,
+                     "patient45": "outcome_unknown"}, kinds
+
+
+def _instances(store: str) -> list[InstanceSummary]:
+    """``World.instances()`` of ``store``, the Python listing the JSON is made from."""
+    world = World.open(store)
+    try:
+        return world.instances()
+    finally:
+        world.close()
 
 
 def test_on_a_shared_world_a_run_is_running_and_a_killed_one_interrupted_once_its_lease_lapses(
