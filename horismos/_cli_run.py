@@ -92,8 +92,9 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="with --focus: if the focus has an instance of the workflow, run nothing and "
         "print it as it stands, exiting by its status (6: another process is running it "
-        "now); one whose process was killed mid-step is gone on with. What a script that "
-        "retries after a timeout gives, so a retry never runs the workflow a second time",
+        "now), writing no --trace; one whose process was killed mid-step is gone on with. "
+        "What a script that retries after a timeout gives, so a retry never runs the "
+        "workflow a second time",
     )
     _execution_options(p, "run")
 
@@ -208,6 +209,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             finally:
                 view.clear_progress()
         view.summary(run, table=args.all, answered=not args.again)
+        if args.trace and not args.again and not run.instances[0].steps:
+            _no_trace_written(args.trace, run.instances[0])
         if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
             workflow = agent.workflow(args.workflow)
             cls = agent.definitions.name(workflow.focus_type)
@@ -224,6 +227,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT[run.status]
+
+
+def _no_trace_written(trace: str, inst: InstanceRun) -> None:
+    """Say that ``--trace`` was not written: ``--no-again`` answered the focus's instance as
+    it stands, and a trace records a run's steps from the world it started on (what replay
+    decides again), so where nothing ran there is nothing to record. A wrapper that keeps
+    each run's trace found no file and no word why. Its steps are in the trace of the run
+    that made them, or ``horismos instances``."""
+    if Path(trace).is_file() and Path(trace).stat().st_size:  # a trace after all: not said
+        return
+    print(
+        f"horismos run: note: no trace written to {trace}: nothing ran (--no-again answered "
+        f"instance {short_id(inst.instance)} as it stands); a trace records a run's steps, and "
+        "this instance's are in the trace of the run that made them",
+        file=sys.stderr,
+    )
 
 
 def resume_arguments(p: argparse.ArgumentParser) -> None:

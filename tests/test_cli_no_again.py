@@ -64,6 +64,27 @@ def test_a_run_retried_with_no_again_answers_the_instance_and_bills_once(tmp_pat
     assert horismos_forked(tmp_path, *RUN, env=env).returncode == 4
 
 
+def test_a_retry_answered_as_it_stands_says_it_wrote_no_trace(tmp_path: Path) -> None:
+    """A wrapper keeping each attempt's --trace found no file for the retry --no-again
+    answered, and no word why. Nothing ran, so no trace is written (a trace records a run's
+    steps, what replay decides again): the retry says so, naming the file and the instance;
+    the run that ran it wrote its trace and says nothing of the kind."""
+    env = _shop(tmp_path)
+    first = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "first.jsonl", env=env)
+    assert first.returncode == 0 and (tmp_path / "first.jsonl").stat().st_size, first.stderr
+    assert "no trace written" not in first.stderr, first.stderr
+    again = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "again.jsonl", env=env)
+    assert again.returncode == 0, again.stderr
+    assert not (tmp_path / "again.jsonl").exists()
+    sid = again.stdout.split("instance ")[1].split()[0]
+    assert (
+        f"horismos run: note: no trace written to again.jsonl: nothing ran (--no-again "
+        f"answered instance {sid} as it stands); a trace records a run's steps, and this "
+        "instance's are in the trace of the run that made them"
+    ) in again.stderr.splitlines(), again.stderr
+    assert len(_bills(tmp_path)) == 1
+
+
 def test_two_processes_at_once_with_no_again_run_once_and_both_exit_completed(
     tmp_path: Path,
 ) -> None:
