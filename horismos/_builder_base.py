@@ -92,6 +92,11 @@ class BuilderBase:
             default=0,
         )
         """The longest prefix name a file or the merged graph binds (:meth:`namespaces`)."""
+        self.unknown_tools: dict[URIRef, list[tuple[Node, Problem]]] = {}
+        """Each ``horis:tool`` no loaded file declares, with each step naming it and the error
+        said there: a prefix bound to another namespace than the tools' file explains them
+        all, and is said once at its ``@prefix`` line in their place
+        (:meth:`~._shape_checks.ShapeChecks.check_prefix_clashes`)."""
         self.miskinded: set[Node] = set()
         """Nodes typed with a horis: property, or given a horis: class as a predicate: the
         slip is reported where it is written (:meth:`check_term_roles`), not at their users."""

@@ -185,6 +185,8 @@ class StepBuilding(PatternReading):
                     "horis:tool at one of: " + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
                     at=(s, HORIS.tool, tool_node),
                 )
+                if isinstance(tool_node, URIRef):
+                    self.unknown_tools.setdefault(tool_node, []).append((s, self.problems[-1]))
             binds = []
             bound: dict[str, list[Node]] = {}  # argument -> each horis:bind naming it
             for b in self.g.objects(s, HORIS.bind):

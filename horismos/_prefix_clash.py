@@ -32,6 +32,14 @@ class PrefixClash:
 
     problem: Problem
     terms: frozenset[URIRef]
+    prefix: str = ""
+    """The prefix, as the file writes it (``""`` for ``:``)."""
+    ns: str = ""
+    """The namespace the file binds it to."""
+
+    def written(self, term: URIRef) -> str:
+        """``term`` as the file writes it: ``:claims.assess``."""
+        return f"{self.prefix}:{str(term)[len(self.ns) :]}"
 
 
 def prefix_clashes(
@@ -154,7 +162,7 @@ def prefix_clashes(
                     f"binds {theirs}: to)"
                 )
             problem = Problem("warning", message, file=str(f.path), line=line, hint=hint)
-            out.append(PrefixClash(problem, frozenset(hits)))
+            out.append(PrefixClash(problem, frozenset(hits), prefix, ns))
     return out
 
 

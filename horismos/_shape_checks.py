@@ -33,7 +33,7 @@ from ._effect_shapes import refusing
 from ._errors import Problem
 from ._listed_values import refused_members
 from ._model import Tool
-from ._prefix_clash import NearMiss, misbound, prefix_clashes
+from ._prefix_clash import NearMiss, PrefixClash, misbound, prefix_clashes
 from ._rdf_lists import unended_list
 from ._refused_answers import refused_answers
 from ._shacl import deactivated, path_properties
@@ -772,13 +772,47 @@ class ShapeChecks(ValueListChecks):
             self.problems = [p for p in self.problems if id(p) not in folded]
             # a standard namespace misspelt is said once, as that, at the same @prefix
             said = misses.get((clash.problem.file, clash.problem.line), clash.problem)
+            if said is clash.problem:
+                said = self._with_unknown_tools(clash)
             clashes.add(id(said))
             for t in clash.terms:
                 kept = [p for p in self.defs.undeclared.get(t, ()) if id(p) in clashes]
                 self.defs.undeclared[t] = kept if id(said) in map(id, kept) else [*kept, said]
-            if said is clash.problem:
+            if said is not misses.get((clash.problem.file, clash.problem.line)):
                 self.problems.append(said)
         self.problems.extend(misses.values())
+
+    def _with_unknown_tools(self, clash: PrefixClash) -> Problem:
+        """``clash``'s problem, an error naming the steps whose ``horis:tool`` it leaves
+        undeclared, in place of each step's "referenced but not declared" error (removed):
+        they were one error a step beside the warning that explained them all, each with the
+        other namespace's full IRI to pick. The problem stays at the ``@prefix`` line, with
+        its fix; ``clash`` itself where no step's tool is lost."""
+        lost = [
+            (tool, step, p)
+            for tool in sorted(clash.terms & self.unknown_tools.keys(), key=str)
+            for step, p in self.unknown_tools[tool]
+            if p.file == clash.problem.file
+        ]
+        if not lost:
+            return clash.problem
+        gone = {id(p) for _, _, p in lost}
+        self.problems = [p for p in self.problems if id(p) not in gone]
+        by_tool: dict[URIRef, list[str]] = {}
+        for tool, step, p in lost:
+            by_tool.setdefault(tool, []).append(
+                f"{self.n(step)}" + (f" (line {p.line})" if p.line is not None else "")
+            )
+        said = "; ".join(
+            f"horis:tool {clash.written(tool)} of {_and(steps)}" for tool, steps in by_tool.items()
+        )
+        steps = sum(len(v) for v in by_tool.values())
+        return replace(
+            clash.problem,
+            severity="error",
+            message=f"{clash.problem.message}. So {said} names no declared tool: "
+            f"{'that step' if steps == 1 else 'those steps'} cannot run",
+        )
 
     def check_namespaces(self) -> None:
         """A file whose horis: prefix is not the Horismos namespace declares nothing: a
@@ -837,3 +871,8 @@ class ShapeChecks(ValueListChecks):
                         hint=f"write @prefix {prefix}: <{NS}> .",
                     )
                 )
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

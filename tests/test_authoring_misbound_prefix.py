@@ -117,27 +117,47 @@ def test_as_the_modeler_runs_it(tmp_path: Path) -> None:
     assert done.stdout.count("as tools.ttl:5 binds xsd:") == 3, done.stdout
 
 
-def test_a_tool_named_under_a_domain_prefix_bound_elsewhere_is_told_the_one_meant(
+def test_a_tool_named_under_a_domain_prefix_bound_elsewhere_is_said_once_at_the_prefix(
     tmp_path: Path,
 ) -> None:
     """``@prefix : <http://example.org/claims/>`` in the workflow, ``<…claims#>`` beside the
-    tools: each step's ``horis:tool`` was "referenced but not declared", with eight tools of
-    full IRIs to pick from and no word of the prefix; the one of the same name is now meant."""
+    tools: each step's ``horis:tool`` was "referenced but not declared" with its own hint
+    (eight tools of full IRIs to pick from, later the one of the same name), one error a step
+    beside the prefix warning that explained them all. It is one error at the ``@prefix``
+    line, naming each step and its line, with the @prefix to write."""
     _written(tmp_path, GOOD)
     (tmp_path / "workflow.ttl").write_text(
-        WORKFLOW.replace("<http://example.org/claims#>", "<http://example.org/claims/>", 1),
+        WORKFLOW.replace("<http://example.org/claims#>", "<http://example.org/claims/>", 1)
+        .replace('horis:var "l" ] .', 'horis:var "l" ] ;\n    horis:next :Reassess .')
+        + """
+:Reassess a horis:ActionStep ;
+    horis:tool :claims.assess ;
+    horis:requires "?this :limit ?l ." ;
+    horis:bind [ horis:arg "claim" ; horis:var "this" ] , [ horis:arg "limit" ; horis:var "l" ] .
+""",
         encoding="utf-8",
     )
     try:
         load_definitions([tmp_path / f for f in FILES])
         raise AssertionError("loaded")
     except AuthoringError as e:
-        (tool,) = [p for p in e.problems if "is referenced but not declared" in p.message]
-    assert (tool.line, tool.message) == (7, (
-        "horis:tool <http://example.org/claims/claims.assess> is referenced but not declared")
-    ), str(tool)
-    assert tool.hint is not None and tool.hint.startswith(
-        "did you mean <http://example.org/claims#claims.assess>? The prefix it is written "
-        "with here binds "
-        "<http://example.org/claims/>, and it is declared under <http://example.org/claims#>: "
-        "write the @prefix as the file declaring it does. Else declare "), tool.hint
+        problems = list(e.problems)
+    said = "\n".join(map(str, problems))
+    assert "is referenced but not declared" not in said, said
+    (prefix,) = [p for p in problems if "horis:tool" in p.message]
+    assert (prefix.severity, prefix.file, prefix.line) == (
+        "error", str(tmp_path / "workflow.ttl"), 1), said
+    assert prefix.message.startswith(
+        "the prefix : means <http://example.org/claims/> in this file but "
+        "<http://example.org/claims#> in tools.ttl"), said
+    assert prefix.message.endswith(
+        "So horis:tool :claims.assess of :Assess (line 7) and :Reassess (line 13) names no "
+        "declared tool: those steps cannot run"), said
+    assert prefix.hint == "write @prefix : <http://example.org/claims#> . as tools.ttl does"
+    # as the modeler runs it: one error, at the @prefix, and its fix loads
+    done = horismos_forked(tmp_path, "validate", *FILES)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.count("horis:tool") == 1 and "invalid: 1 error" in done.stdout, done.stdout
+    (tmp_path / "workflow.ttl").write_text(
+        (tmp_path / "workflow.ttl").read_text().replace("claims/>", "claims#>"), encoding="utf-8")
+    assert horismos_forked(tmp_path, "validate", *FILES).returncode == 0
