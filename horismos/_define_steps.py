@@ -16,7 +16,7 @@ from rdflib.term import Node
 
 from ._adapter_decl import partial_without_adapter
 from ._define_patterns import PatternReading, sparql_why, variable_needle
-from ._model import RANKERS, ActionStep, DecisionStep, ProposalStep, Rule, Step, WaitStep
+from ._model import RANKERS, ActionStep, DecisionStep, ProposalStep, Rule, Step, Tool, WaitStep
 from ._near_names import slip_distance
 from ._preconditions import bound_by, remote_reads
 from ._shipped_vocabulary import STEP_CLASSES, kind_names
@@ -219,13 +219,16 @@ class StepBuilding(PatternReading):
             self.check_binds(s, bound)
             requires = self.precondition(s, s)
             partial_without_adapter(self.g, s, tool.adapter if tool else None, self.warn)
+            each_run = self.flag(s, HORIS.eachRun)
+            if each_run and tool is not None and tool.idempotent:
+                self.each_run_on_idempotent(s, tool)
             return ActionStep(
                 **common,
                 tool=tool,
                 requires=requires,
                 binds=tuple(binds),
                 for_each=self.flag(s, HORIS.forEach),
-                each_run=self.flag(s, HORIS.eachRun),
+                each_run=each_run,
                 on_partial=cast("URIRef | None", self.one(s, HORIS.onPartial)),
             )
         if cls == HORIS.DecisionStep and self.written_as_another_kind(s):
@@ -397,6 +400,24 @@ class StepBuilding(PatternReading):
             at=(s, RDF.type, HORIS.DecisionStep),
         )
         return True
+
+    def each_run_on_idempotent(self, s: Node, tool: Tool) -> None:
+        """``horis:eachRun true`` on a step whose tool is ``horis:idempotent true``: it only
+        silences the warning that a second run of the focus calls a tool that is not
+        idempotent again, which is never given for this one, so it says nothing — and reads
+        as if the tool acted again each run (a notice), which its own declaration denies. A
+        warning at the flag, with both ways to make the two agree (on a wait or decision
+        step the vocabulary's domain check says it does nothing)."""
+        t = self.n(tool.iri)
+        self.warn(
+            s,
+            f"horis:eachRun true says nothing here: its tool {t} is horis:idempotent true, so "
+            "calling it again on a second run of the focus changes nothing, and there is no "
+            "rerun warning for horis:eachRun to silence",
+            f"remove horis:eachRun true; or, if {t} does act again on each call (sends a "
+            f"notice, charges), it is not idempotent: remove horis:idempotent true from {t}",
+            at=(s, HORIS.eachRun, None),
+        )
 
     def check_untried_requires(self, s: Node, cls: URIRef) -> None:
         """``horis:requires`` is tried on an action step (and its tool) and in a decision

@@ -306,3 +306,57 @@ def test_a_read_only_tool_that_is_not_idempotent_is_said_once_at_the_tool(
 ) -> None:
     (p,) = _found(_written(tmp_path, tool="; horis:sideEffect horis:ReadOnly"))
     assert p.node == ":lab.escalate" and p.message.startswith("horis:sideEffect horis:ReadOnly")
+
+
+def test_each_run_on_a_step_whose_tool_is_idempotent_is_a_warning_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """``horis:eachRun true`` beside a tool declared ``horis:idempotent true`` was accepted
+    without a word: it silences nothing there (no rerun warning is given for such a tool),
+    and it reads as if the tool acted again each run, which its declaration denies."""
+    path = _written(tmp_path, step=";\n    horis:eachRun true", tool="; horis:idempotent true")
+    (p,) = _found(path)
+    assert (p.severity, p.line, p.node) == (
+        "warning", _line_of(path, "    horis:eachRun true ."), ":Escalate"), p
+    assert p.message == (
+        "horis:eachRun true says nothing here: its tool :lab.escalate is horis:idempotent "
+        "true, so calling it again on a second run of the focus changes nothing, and there is "
+        "no rerun warning for horis:eachRun to silence"), p.message
+    assert p.hint == (
+        "remove horis:eachRun true; or, if :lab.escalate does act again on each call (sends "
+        "a notice, charges), it is not idempotent: remove horis:idempotent true from "
+        ":lab.escalate"), p.hint
+    # either fix is quiet; a tool that is not idempotent keeps horis:eachRun's meaning
+    assert _found(_written(tmp_path, tool="; horis:idempotent true")) == []
+    assert _found(_written(tmp_path, step=";\n    horis:eachRun true")) == []
+    # as the modeler runs it: at file:line, and the file still validates
+    _written(tmp_path, step=";\n    horis:eachRun true", tool="; horis:idempotent true")
+    done = horismos_forked(tmp_path, "validate", "lab.ttl")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert f"lab.ttl:{p.line}: warning: :Escalate: horis:eachRun true says nothing here" in (
+        done.stdout), done.stdout
+
+
+def test_each_run_on_a_wait_or_a_decision_step_is_a_warning_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """On a wait or a decision step, which call no tool, horis:eachRun does nothing: said at
+    its line (the vocabulary gives it action steps only)."""
+    path = _written(tmp_path, guard="FILTER NOT EXISTS { ?this :escalatedTo ?c }")
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "horis:start :Escalate", "horis:start :Hold") + """
+:Hold a horis:WaitStep ; horis:reason "Hold" ; horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ; horis:until "?this :cleared true ." ;
+    horis:eachRun true ;
+    horis:next :Pick .
+:Pick a horis:DecisionStep ;
+    horis:eachRun true ;
+    horis:when [ horis:requires "?this :cleared true ." ; horis:next :Escalate ] ;
+    horis:otherwise :Escalate .
+""", encoding="utf-8")
+    found = {(p.node, p.line): p for p in _found(path) if "eachRun" in p.message}
+    lines = [i + 1 for i, t in enumerate(path.read_text().splitlines())
+             if t == "    horis:eachRun true ;"]
+    assert set(found) == {(":Hold", lines[0]), (":Pick", lines[1])}, found
+    assert all(p.severity == "warning" and "does nothing" in p.message
+               for p in found.values()), found
