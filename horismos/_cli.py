@@ -26,8 +26,9 @@ from difflib import get_close_matches
 from types import TracebackType
 
 from ._attempt import any_sent
+from ._claims import NotHeld
 from ._cli_backup import backup_arguments, cmd_backup
-from ._cli_common import EXIT_USAGE, Command, WorldDataError, counts
+from ._cli_common import EXIT, EXIT_USAGE, Command, WorldDataError, counts
 from ._cli_digest import cmd_digest, digest_arguments
 from ._cli_hydrate import cmd_hydrate, hydrate_arguments
 from ._cli_instances import (
@@ -459,6 +460,9 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
             print(f"  {p}", file=sys.stderr)
         _notes(args, e)
         return EXIT_USAGE
+    except NotHeld as e:  # not the user's mistake: another run has the focus now
+        print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
+        return EXIT["running"]
     except HorismosError as e:
         print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
         _notes(args, e)

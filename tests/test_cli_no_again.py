@@ -175,6 +175,10 @@ def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gon
         live = horismos_forked(tmp_path, *run, env=env)
         assert live.returncode == 6, live.stdout + live.stderr
         assert "another process is running it now; ask again later" in live.stdout
+        # without --no-again the focus is refused as busy: the same exit, not a usage error
+        busy = horismos_forked(tmp_path, *run[:-1], env=env)
+        assert busy.returncode == 6, busy.stdout + busy.stderr
+        assert "another live process is driving :Pay for :o1" in busy.stderr
         first.send_signal(signal.SIGKILL)
         first.wait()
         time.sleep(2.5)  # its lease runs out
