@@ -14,6 +14,7 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._sources import literal_warnings_off
+from ._world_lexical import date_kind_hint, ill_typed_text
 
 __all__ = [
     "DATATYPES",
@@ -176,8 +177,11 @@ def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
         return f'write "{text}", without its language tag @{lit.language}'
     if r == XSD.boolean and text.strip() in ("1", "0"):  # a flag written as a number
         return f"write {'true' if text.strip() == '1' else 'false'} without quotes"
+    swapped = date_kind_hint(text, r, name)
+    if swapped is not None:  # "2026-11-20T09:00:00" for a date: rdflib reads either as both
+        return swapped
     with literal_warnings_off():
-        ill_typed = Literal(text, datatype=r).ill_typed
+        ill_typed = Literal(text, datatype=r).ill_typed or ill_typed_text(text, r)
     if ill_typed:
         return f'write a value of {name(r)}, e.g. "…"^^{name(r)}, or correct the rdfs:range'
     for form, dt in _BARE:

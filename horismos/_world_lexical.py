@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from rdflib import XSD, URIRef
 from rdflib.term import Node
 
-__all__ = ["ill_typed", "ill_typed_text", "well_typed_hint"]
+__all__ = ["date_kind_hint", "ill_typed", "ill_typed_text", "well_typed_hint"]
 
 _INTEGER = r"[+-]?[0-9]+"
 _DECIMAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -101,9 +101,87 @@ def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) ->
             *(["its seconds"] if not spaced["seconds"] else []),
         ]
         return f'write "{when}"^^{name(datatype)} (' + ", and ".join(why) + ")"
+    if datatype == XSD.date:
+        slashed = _DAY_FIRST.fullmatch(text.strip())
+        if slashed is not None:
+            return _day_first_hint(slashed, name)
     mended = re.sub(r"[,_\s]", "", text)
     if form is not None and mended != text and form.fullmatch(mended):
         if datatype in _BARE:
             return f"write {mended} without quotes (no thousands separator)"
         return f'write "{mended}"^^{name(datatype)} (no thousands separator)'
     return f'write a literal of {name(datatype)}, e.g. "…"^^{name(datatype)}'
+
+
+_DAY_FIRST = re.compile(r"(?P<a>[0-9]{1,2})[/.](?P<b>[0-9]{1,2})[/.](?P<year>[0-9]{4})")
+"""A date written as people write one, day or month first (``20/11/2026``, ``05.11.2026``)."""
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+_YEAR_FIRST = "(XSD writes a date year first: YYYY-MM-DD)"
+
+
+def _day_first_hint(m: re.Match[str], name: Callable[[Node], str]) -> str:
+    """The XSD date of ``20/11/2026``; of ``05/11/2026``, both it may be: which is the month
+    is for the author to say, never guessed."""
+    a, b, year = int(m["a"]), int(m["b"]), m["year"]
+    readings = [(d, mo) for d, mo in ((a, b), (b, a)) if 1 <= d <= 31 and 1 <= mo <= 12]
+    readings = list(dict.fromkeys(readings))
+    dt = name(XSD.date)
+    if not readings:
+        return f'write a literal of {dt}, e.g. "{year}-01-31"^^{dt} {_YEAR_FIRST}'
+    if len(readings) == 1:
+        d, mo = readings[0]
+        return f'write "{year}-{mo:02d}-{d:02d}"^^{dt} {_YEAR_FIRST}'
+    said = [
+        f'"{year}-{mo:02d}-{d:02d}"^^{dt} if it is the {_ordinal(d)} of {_MONTHS[mo - 1]}'
+        for d, mo in readings
+    ]
+    return f"write {said[0]}, or {said[1]} {_YEAR_FIRST}"
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``11th``, ``22nd``."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
+
+
+_DATE_TIME_TEXT = re.compile(rf"\s*(?P<date>{_DATE})T{_TIME}{_ZONE}\s*")
+_DATE_TEXT = re.compile(rf"\s*(?P<date>{_DATE}){_ZONE}\s*")
+
+
+def date_kind_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) -> str | None:
+    """What to write for a date-time's ``text`` as an ``xsd:date`` (the date alone), or a
+    date's as an ``xsd:dateTime`` (with a time of day); None for any other pair. Why: the hint
+    was the same text under the other datatype, ``"2026-11-20T09:00:00"^^xsd:date``, which
+    rdflib reads and the stores do not — the next ``validate`` said it was no date."""
+    if datatype == XSD.date:
+        m = _DATE_TIME_TEXT.fullmatch(text)
+        if m is not None:
+            return (
+                f'write "{m["date"]}"^^{name(XSD.date)} (the date alone: an xsd:date holds no '
+                f"time of day), or make the rdfs:range {name(XSD.dateTime)}"
+            )
+    elif datatype == XSD.dateTime:
+        m = _DATE_TEXT.fullmatch(text)
+        if m is not None:
+            return (
+                f'write "{m["date"]}T00:00:00"^^{name(XSD.dateTime)} (an xsd:dateTime needs a '
+                "time of day: midnight here, or the time it happened), or make the rdfs:range "
+                f"{name(XSD.date)}"
+            )
+    return None

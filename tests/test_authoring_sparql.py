@@ -812,6 +812,12 @@ def test_a_values_a_join_can_meet_says_nothing(tmp_path: Path, new: str) -> None
     _says_nothing_of(edited(tmp_path, TRIAGE, BARE, new)[0], "VALUES gives")
 
 
+MIDNIGHT = ('write "2026-12-01T00:00:00"^^xsd:dateTime (an xsd:dateTime needs a time of day: '
+            "midnight here, or the time it happened), or make the rdfs:range xsd:date")
+"""The fix for a date where a date-time goes: ``"2026-12-01"^^xsd:dateTime`` was said, which the
+stores refuse as no date-time."""
+
+
 @pytest.mark.parametrize(("new", "said", "hint"), [
     pytest.param('?this :acuity ?queue .\n VALUES ?queue { :urgent "routine" }\n',
                  ':acuity\'s values are nodes, but the VALUES of ?queue also lists "routine", a '
@@ -829,13 +835,13 @@ def test_a_values_a_join_can_meet_says_nothing(tmp_path: Path, new: str) -> None
                  ':queuedAt has rdfs:range xsd:dateTime, but the VALUES of ?t gives it only '
                  '"2026-12-01", a string, which no value of :queuedAt equals, so … :queuedAt ?t '
                  "never matches it and the pattern never holds",
-                 'write "2026-12-01"^^xsd:dateTime', id="every-row-outside-the-range"),
+                 MIDNIGHT, id="every-row-outside-the-range"),
     pytest.param('?this :acuity ?queue . ?this :queuedAt ?t .\n'
                  ' VALUES ?t { "2026-12-01T09:30:00Z"^^xsd:dateTime "2026-12-01" }\n',
                  ':queuedAt has rdfs:range xsd:dateTime, but the VALUES of ?t also lists '
                  '"2026-12-01", a string, which no value of :queuedAt equals, so … :queuedAt ?t '
                  "never matches that row: only the others can hold",
-                 'write "2026-12-01"^^xsd:dateTime', id="one-row-outside-the-range"),
+                 MIDNIGHT, id="one-row-outside-the-range"),
 ])
 def test_a_values_row_no_value_of_its_property_equals_is_a_warning_at_its_line(
         tmp_path: Path, new: str, said: str, hint: str) -> None:
