@@ -26,6 +26,7 @@ judge.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -220,7 +221,9 @@ def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
     """A constraint the value the effect fixes fails, as the gate's compiled check judges it
     (:func:`~horismos._shacl.refused_alone`). ``sh:hasValue`` only where the shape allows one
     value at most (``sh:maxCount 1``): else the world may hold the value required beside it."""
-    if w.value is None or w.value == HORIS.now:
+    if w.value == HORIS.now:
+        return _refused_stamp(g, pshape, name)
+    if w.value is None:
         return None
     one = _one_allowed(g, pshape)
     for p in refused_alone(g, pshape, w.value):
@@ -231,6 +234,38 @@ def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
                 "write a horis:value that meets it, or correct the shape",
             )
     return None
+
+
+_STAMPS = tuple(
+    Literal(at.isoformat(), datatype=XSD.dateTime)
+    for at in (
+        dt.datetime(2026, 12, 7, 10, 0, 0, 123456, tzinfo=dt.UTC),
+        dt.datetime(2026, 12, 7, 10, 0, 0, tzinfo=dt.UTC),
+    )
+)
+"""What ``horis:now`` writes, as the runtime makes it (``env.now().isoformat()`` in UTC): with
+the microseconds, and on a whole second without them."""
+
+_STAMP_TEXT = (SH.pattern, SH.minLength, SH.maxLength)
+"""The constraints on a stamp's text: its bounds hang on when the call is made, not judged."""
+
+
+def _refused_stamp(g: Graph, pshape: Node, name: Callable[[Node], str]) -> _Forbidden | None:
+    """A constraint on its text that every time stamp ``horis:now`` writes fails, judged by the
+    gate's compiled check (``sh:pattern "Z$"``: the clock writes ``+00:00``). Why: it validated,
+    and every call acted and landed nothing."""
+    refused = set(refused_alone(g, pshape, _STAMPS[0], _STAMP_TEXT))
+    for stamp in _STAMPS[1:]:
+        refused &= set(refused_alone(g, pshape, stamp, _STAMP_TEXT))
+    p = next((p for p in _STAMP_TEXT if p in refused), None)
+    if p is None:
+        return None
+    return _Forbidden(
+        _constraint(g, pshape, p, name),
+        f'horis:now writes the time of the call in UTC as "{_STAMPS[0]}" (an offset, not Z; '
+        f"the fraction left out on a whole second): write a {name(p)} that matches it, or drop "
+        f"the {name(p)}",
+    )
 
 
 def _forbids(
