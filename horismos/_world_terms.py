@@ -35,6 +35,7 @@ from ._datatypes import NUMERIC, is_datatype, literal_hint, range_refusing, turt
 from ._definitions_model import Definitions
 from ._errors import Problem
 from ._near_names import closest_term
+from ._shaped_world import ShapedSeen
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.ox_files import file_format
 from ._term_kinds import object_kind
@@ -86,10 +87,20 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     ranges = _ranges(defs)
     seen = IndividualsSeen.of(defs)
     closed = ClosedSeen.of(defs)
+    shaped = ShapedSeen.of(defs)
     files = expand_paths(paths, RDF_SUFFIXES)
     for path in files:
         found += _file_problems(
-            path, spaces, named, classes, properties, ranges, seen, closed, term_name=defs.name
+            path,
+            spaces,
+            named,
+            classes,
+            properties,
+            ranges,
+            seen,
+            closed,
+            shaped,
+            term_name=defs.name,
         )
     return found + seen.problems(files, named, defs.name, _first_lines, _written)
 
@@ -163,6 +174,7 @@ def _file_problems(
     ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
     seen: IndividualsSeen,
     closed: ClosedSeen,
+    shaped: ShapedSeen,
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -180,6 +192,7 @@ def _file_problems(
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
         closed.see(quad, path)
+        shaped.see(quad, path)
         if pred == _TYPE:
             if quad.object in seen.watched:
                 seen.see_type(quad)
@@ -215,6 +228,12 @@ def _file_problems(
     terms = [t for t in wrong if t not in own]
     prefixes = dict(parser.prefixes)
     refused = closed.problems(
+        path,
+        term_name,
+        lambda iri: _written(iri, prefixes),
+        lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
+    )
+    refused += shaped.problems(
         path,
         term_name,
         lambda iri: _written(iri, prefixes),
