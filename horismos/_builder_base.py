@@ -53,6 +53,16 @@ _FLOW = (
 the order :meth:`_Builder.edge` names them."""
 
 
+_APPROVAL_ABOVE = (
+    "horis:requiresApproval takes true (every call waits for a person) or false; to ask only "
+    'above an amount, route with a horis:DecisionStep (horis:when [ horis:requires "?this '
+    ':amount ?a . FILTER (?a > 100)" ; horis:next … ]) to a step whose tool says '
+    "horis:requiresApproval true, and the rest to one whose tool does not"
+)
+"""The fix for an amount written on the approval flag (``horis:requiresApproval 100``): the
+flag holds for every call; a threshold is a decision between two steps."""
+
+
 class BuilderBase:
     """What every check and every model the loader builds shares: the definitions being
     read (``src``, ``g``), the problems found so far, and how a problem is said, located and
@@ -255,15 +265,22 @@ class BuilderBase:
                 continue
             else:
                 quoted = isinstance(v, Literal) and v.datatype in (None, XSD.string)
-                self.error(
-                    s,
-                    f"{self.n(p)} must be true or false, not "
-                    + (f'"{v}"' if quoted else self.n(v) if isinstance(v, URIRef) else str(v)),
-                    self.for_each_hint(v)
-                    if p == HORIS.forEach
-                    else f"write {self.n(p)} true or {self.n(p)} false, without quotes",
-                    at=(s, p, v),
+                shown = (
+                    f'"{v}"'
+                    if quoted
+                    else self.n(v)
+                    if isinstance(v, URIRef)
+                    else str(v)
+                    if isinstance(v, Literal)
+                    else "[ … ], a node written in place"  # not its generated id
                 )
+                if p == HORIS.forEach:
+                    hint = self.for_each_hint(v)
+                elif p == HORIS.requiresApproval and not quoted:  # an amount, a threshold
+                    hint = _APPROVAL_ABOVE
+                else:
+                    hint = f"write {self.n(p)} true or {self.n(p)} false, without quotes"
+                self.error(s, f"{self.n(p)} must be true or false, not {shown}", hint, at=(s, p, v))
                 continue
             found = value if found is None else found
         return default if found is None else found
