@@ -717,7 +717,9 @@ class FocusChecks(ArgumentChecks):
         step's other values come from any patient, or from several. A variable nothing
         binds (not in ``names``, neither ?this nor a proposal's choice in ``chosen``) is
         another mistake, the unbound argument's: "write ?mechnic for ?mechanic" would copy
-        the slip into the pattern."""
+        the slip into the pattern. In a ``horis:forEach`` step given the argument from ?this
+        it is the bind that is wrong (``?line`` is the item, the same in every call from
+        ?this): writing ?this for ?line in the pattern, as was said, gave it no items."""
         for arg, var in sorted(given.items()):
             bound = var in names or var == "this" or var in chosen
             if var != arg and bound and arg in names and arg not in given.values():
@@ -729,7 +731,11 @@ class FocusChecks(ArgumentChecks):
                     f"from ?{var}: ?{arg} in the pattern is not what the tool receives but "
                     "any node that matches, so the values the pattern binds beside it come "
                     "from any such node",
-                    f"write ?{var} for ?{arg} in the pattern",
+                    f'give "{arg}" from ?{arg}: horis:bind [ horis:arg "{arg}" ; horis:var '
+                    f'"{arg}" ] (a horis:forEach step calls its tool once per ?{arg}; from '
+                    "?this, every call is given the focus)"
+                    if step.for_each and var == "this"
+                    else f"write ?{var} for ?{arg} in the pattern",
                     (holder, pred),
                 )
 

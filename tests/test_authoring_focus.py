@@ -162,3 +162,19 @@ def test_a_confidence_that_lets_the_offline_rankers_tie_through_is_a_warning(
     assert (w.line, w.node) == (line, ":ProposeFlight")
     assert "lets a tie through" in w.message
     assert w.hint == "write horis:confidence above 0.5 (0.6, say), so a tie goes to :AskOperator"
+
+
+def test_a_for_each_items_variable_given_from_this_is_told_to_bind_the_item(
+        tmp_path: Path) -> None:
+    # A forEach over a return's line items with `horis:bind [ horis:arg "line" ; horis:var
+    # "this" ]` was told "write ?this for ?line in the pattern": the pattern then had no item,
+    # and every call was given the return itself. The bind is what is wrong.
+    path, line = edited(
+        tmp_path, TRIAGE,
+        '''    horis:requires """ ?this :queueRef ?ref .''',
+        '''    horis:forEach true ;\n    horis:requires """ ?patient :queueRef ?ref .''')
+    (w,) = [p for p in problems(path, TRIAGE) if "horis:bind gives argument" in p.message]
+    assert (w.line, w.node) == (line + 1, ":NotifyNurse")
+    assert w.hint == ('give "patient" from ?patient: horis:bind [ horis:arg "patient" ; '
+                      'horis:var "patient" ] (a horis:forEach step calls its tool once per '
+                      "?patient; from ?this, every call is given the focus)"), w.hint
