@@ -22,6 +22,7 @@ literal checks (:mod:`._pattern_value_checks`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ __all__ = [
     "compared_as",
     "crossed_comparisons",
     "crossed_datatypes",
+    "text_ordered_numbers",
 ]
 
 
@@ -210,3 +212,62 @@ def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
 
 def _is_now(x: Any) -> bool:
     return _is_comp(x) and x.name == "Builtin_NOW"
+
+
+@dataclass(frozen=True)
+class TextOrdered:
+    """``str(?var) op "text"``: a number's text ordered against a numeral's, and the
+    comparison of values to write."""
+
+    var: str
+    op: str
+    text: str
+    prop: URIRef
+
+
+_NUMERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def text_ordered_numbers(g: Graph, algebra: Any) -> list[TextOrdered]:
+    """Each needed ``str(?a) < "100"`` (or ``>``, ``<=``, ``>=``, either way round) of
+    ``algebra``'s FILTERs where every property binding ``?a`` in the group ranges over
+    numbers and the string is a numeral.
+
+    Why: ``str()`` makes the amount text, and text is ordered character by character:
+    ``"49.9" > "100"`` holds, since ``4`` follows ``1``, so a refund of 49.90 took the branch
+    for those above 100 — no error, no word, the wrong branch for most amounts."""
+    found = []
+    for group in pattern_groups(algebra):
+        expr = group.get("expr")
+        if group.name != "Filter" or not _is_comp(expr):
+            continue
+        binders: dict[str, list[URIRef]] = {}
+        unknown: set[str] = set()
+        for _, p, o in group_triples(group.p):
+            if isinstance(o, Variable):
+                if isinstance(p, URIRef):
+                    binders.setdefault(str(o), []).append(p)
+                else:
+                    unknown.add(str(o))
+        assigned = assigned_variables(group.p) | unknown
+        for c in _needed(expr):
+            op, a, b = str(c.get("op")), c.get("expr"), c.get("other")
+            if op not in ("<", ">", "<=", ">="):
+                continue
+            for text_of, numeral in ((a, b), (b, a)):
+                if not (_is_comp(text_of) and text_of.name == "Builtin_STR"):
+                    continue
+                var = text_of.get("arg")
+                if (
+                    not isinstance(var, Variable)
+                    or not isinstance(numeral, Literal)
+                    or numeral.datatype not in (None, XSD.string)
+                    or numeral.language
+                    or not _NUMERAL.fullmatch(str(numeral))
+                ):
+                    continue
+                side = _side(g, var, binders, assigned)
+                if side is None or side.family != "a number" or side.prop is None:
+                    continue
+                found.append(TextOrdered(str(var), op, str(numeral), side.prop))
+    return found

@@ -151,6 +151,7 @@ class _Builder(
         self.check_pattern_literals()
         self.check_compared_kinds()
         self.check_compared_datatypes()
+        self.check_text_ordered_numbers()
         self.check_pattern_iris()
         self.check_values_kinds()
         self.check_string_reads()

@@ -15,7 +15,13 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._builder_base import LOCAL_NAME, STANDARD_NAMESPACES
-from ._compared_kinds import CrossedDatatypes, Side, crossed_comparisons, crossed_datatypes
+from ._compared_kinds import (
+    CrossedDatatypes,
+    Side,
+    crossed_comparisons,
+    crossed_datatypes,
+    text_ordered_numbers,
+)
 from ._datatypes import NUMERIC, literal_datatype, literal_hint, range_refusing, turtle_term
 from ._define_patterns import PatternReading, variable_needle
 from ._guard_writes import affirmations, negations
@@ -352,6 +358,25 @@ class PatternValueChecks(PatternReading):
                     f"equates {c.left.family} and {c.right.family}, so the FILTER is never true "
                     "and the pattern never holds",
                     instead(c),
+                    (holder, pred),
+                )
+
+    def check_text_ordered_numbers(self) -> None:
+        """``FILTER (str(?amount) > "100")`` where ``?amount`` is a number: the texts are
+        ordered character by character (``"49.9" > "100"``), so the FILTER holds of the wrong
+        amounts (:func:`~._compared_kinds.text_ordered_numbers`). A warning at its line, with
+        the comparison of values to write."""
+        for owner, holder, pred, pre in self.patterns:
+            for c in text_ordered_numbers(self.g, pre.select.algebra):
+                self.at_text(
+                    "warning",
+                    rf"(?i)\bstr\s*\(\s*[?$]{re.escape(c.var)}\s*\)",
+                    owner,
+                    f'{self.n(pred)}: str(?{c.var}) {c.op} "{c.text}" orders the text of '
+                    f"?{c.var}, a number ({self.n(c.prop)}'s rdfs:range), character by "
+                    'character: "49.9" > "100" and "9" > "10" hold, so the FILTER holds of the '
+                    "wrong values",
+                    f"compare the values: ?{c.var} {c.op} {c.text}",
                     (holder, pred),
                 )
 
