@@ -42,6 +42,7 @@ __all__ = [
     "compared_as",
     "crossed_comparisons",
     "crossed_datatypes",
+    "now_compared",
     "text_ordered_numbers",
 ]
 
@@ -270,4 +271,27 @@ def text_ordered_numbers(g: Graph, algebra: Any) -> list[TextOrdered]:
                 if side is None or side.family != "a number" or side.prop is None:
                     continue
                 found.append(TextOrdered(str(var), op, str(numeral), side.prop))
+    return found
+
+
+def now_compared(algebra: Any) -> set[URIRef]:
+    """The properties binding a variable that a needed FILTER of ``algebra`` orders or equates
+    with ``NOW()`` (``?this :parcelArrivedAt ?t . FILTER (?t <= NOW())``): a value of one
+    written without a time zone is never compared with ``NOW()``, which has one."""
+    found: set[URIRef] = set()
+    for group in pattern_groups(algebra):
+        expr = group.get("expr")
+        if group.name != "Filter" or not _is_comp(expr):
+            continue
+        binders: dict[str, list[URIRef]] = {}
+        for _, p, o in group_triples(group.p):
+            if isinstance(o, Variable) and isinstance(p, URIRef):
+                binders.setdefault(str(o), []).append(p)
+        for c in _needed(expr):
+            a, b = c.get("expr"), c.get("other")
+            if str(c.get("op")) not in _ORDERED:
+                continue
+            for var, other in ((a, b), (b, a)):
+                if isinstance(var, Variable) and _is_now(other):
+                    found.update(binders.get(str(var), ()))
     return found

@@ -23,15 +23,17 @@ Resuming (:func:`prepare` checks, :meth:`Runner.resume_instance` lands and conti
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
+from ._compared_kinds import now_compared
 from ._datatypes import NUMERIC, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
@@ -52,6 +54,9 @@ from ._world import (
     states,
 )
 from ._world_data import runtime_term
+
+if TYPE_CHECKING:
+    from ._preconditions import Precondition
 
 __all__ = [
     "WaitContext",
@@ -387,6 +392,7 @@ def prepare(
     _check_terms(defs, facts)
     _check_spelling(defs, world.store, facts)
     _check_ranges(defs, facts)
+    _check_zones(defs, facts)
     check_answer(
         defs,
         world.store,
@@ -573,6 +579,53 @@ def _check_ranges(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> 
             f"{name(refused)}: nothing reading {name(p)} as its range would match it (nothing "
             f"landed) — {literal_hint(o, refused, name)}"
         )
+
+
+_ZONED = re.compile(r".*(?:Z|[+-][0-9]{2}:[0-9]{2})\s*")
+
+
+def _check_zones(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:
+    """A fact giving a date-time with no time zone (``:r1 :parcelArrivedAt
+    "2026-12-07T10:00:00"``) to a property a pattern of the definitions compares with
+    ``NOW()``: SPARQL orders a date-time without a zone against one with a zone, as ``NOW()``
+    is, in neither store, so ``FILTER (?t <= NOW())`` never held — the parcel had arrived,
+    the wait went on until its timeout, and the return was rejected. Refused before anything
+    lands, with the time zone to add. Read only when facts give such a date-time."""
+    loose = [
+        (s, p, o)
+        for s, p, o in triples
+        if isinstance(o, Literal)
+        and o.datatype == XSD.dateTime
+        and isinstance(p, URIRef)
+        and not _ZONED.fullmatch(str(o))
+    ]
+    if not loose:
+        return
+    compared: dict[URIRef, Node] = {}
+    for step in defs.steps.values():
+        for pattern in _patterns_of(step):
+            for prop in now_compared(pattern.select.algebra):
+                compared.setdefault(prop, step.iri)
+    for s, p, o in loose:
+        where = compared.get(p)
+        if where is None:
+            continue
+        name = defs.name
+        raise UsageError(
+            f"the facts give {name(s)} {name(p)} {turtle_term(o, name)}, a date-time with no "
+            f"time zone, and {name(where)} compares {name(p)} with NOW(), which has one: "
+            "SPARQL never orders the two, so that comparison would never hold (nothing landed) "
+            f'— write "{str(o).strip()}Z" for UTC, or the offset it was taken in '
+            f'("{str(o).strip()}+01:00")'
+        )
+
+
+def _patterns_of(step: object) -> list[Precondition]:
+    """The patterns of a step: its ``horis:requires``, a wait's ``horis:until``, a
+    decision's rules."""
+    found = [getattr(step, "requires", None), getattr(step, "until", None)]
+    found += [r.requires for r in getattr(step, "rules", ())]
+    return [p for p in found if p is not None and hasattr(p, "select")]
 
 
 def _named(g: Graph, term: URIRef) -> bool:
