@@ -498,10 +498,12 @@ class StepBuilding(PatternReading):
         provider, _, name = str(model).partition(":")
         provider = MODEL_ALIASES.get(provider, provider)
         if provider not in RANKERS or not name:
+            meant = _meant_model(str(model))
             self.error(
                 s,
                 f'horis:model "{model}" names no provider Horismos can ask',
-                'write "provider:model" with provider one of '
+                (f'did you mean "{meant}"? ' if meant else "")
+                + 'write "provider:model" with provider one of '
                 + ", ".join([*RANKERS, *MODEL_ALIASES])
                 + ', e.g. "lexical:bm25" or '
                 '"anthropic:claude-sonnet-4-5"',
@@ -717,3 +719,29 @@ class StepBuilding(PatternReading):
                 f"{self.n(target)}; or remove horis:onTimeout",
                 at=(s, HORIS.onTimeout, target),
             )
+
+
+_FAMILIES = (
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude-", "anthropic"),
+)
+"""The model names whose provider their name says (``gpt-4o``: OpenAI's)."""
+
+
+def _meant_model(model: str) -> str | None:
+    """The ``provider:model`` a model written without its provider, or with a slash for the
+    colon (``gpt-4o``, ``openai/gpt-4o``), most likely means; None when it says no provider.
+    Why: the hint listed the providers and left the author to guess the form."""
+    text = model.strip()
+    head, sep, rest = text.partition("/")
+    if sep and rest and MODEL_ALIASES.get(head.lower(), head.lower()) in RANKERS:
+        return f"{head.lower()}:{rest}"
+    if ":" in text:
+        return None
+    for start, provider in _FAMILIES:
+        if text.lower().startswith(start) and provider in RANKERS:
+            return f"{provider}:{text}"
+    return None
