@@ -82,6 +82,8 @@ _UNIT_SLIPS = re.compile(
 
 
 _ISO_WEEKS = re.compile(r"^P(\d+)W$")
+_DAYS_AFTER_T = re.compile(r"^PT(\d+)D((?:\d+(?:\.\d+)?[HMS])*)$")
+"""Days written after the ``T`` (``"PT21D"``, ``"PT1D2H"``): the T starts the times."""
 _COMPOUND = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?")
 """Hours, minutes and seconds written together, ``"1h30m"``: one xsd:duration."""
 
@@ -94,6 +96,13 @@ def _timeout_meant(text: str) -> str | None:
     weeks = _ISO_WEEKS.match(text.strip())
     if weeks is not None:
         return f'write "P{int(weeks[1]) * 7}D": an xsd:duration counts days, not weeks'
+    late = _DAYS_AFTER_T.match(text.strip())
+    if late is not None:  # "PT21D": days written among the times
+        rest = late[2] or ""
+        return (
+            f'write "P{late[1]}D{"T" + rest if rest else ""}": in an xsd:duration the days '
+            "come before the T, the hours, minutes and seconds after it"
+        )
     parts = _COMPOUND.fullmatch(text.strip().lower())
     if (
         parts is not None

@@ -600,6 +600,9 @@ def test_the_same_bind_written_twice_is_a_warning_not_an_error(tmp_path: Path) -
     ("workflow.ttl", 'horis:timeout "P14D" ;', "14d", "P14D"),
     ("workflow.ttl", 'horis:timeout "P14D" ;', "2 weeks", "P14D"),
     ("workflow.ttl", 'horis:timeout "P14D" ;', "P2W", "P14D"),
+    # days after the T, among the times: "PT21D" was told only the list of forms
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "PT21D", "P21D"),
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "PT1D2H", "P1DT2H"),
     ("tools.ttl", 'horis:timeout "10s" ;', "10 seconds", "10s"),
     ("tools.ttl", 'horis:timeout "10s" ;', "10", "10s"),
     ("tools.ttl", 'horis:timeout "10s" ;', "10S", "10s"),
