@@ -23,11 +23,12 @@ literal checks (:mod:`._pattern_value_checks`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, URIRef, Variable
+from rdflib.term import Node
 
 from ._datatypes import NUMERIC
 from ._preconditions import assigned_variables, group_triples, pattern_groups
@@ -36,6 +37,8 @@ from ._term_kinds import value_kinds
 if TYPE_CHECKING:
     from rdflib.plugins.sparql.parserutils import CompValue
 
+    from ._model import Step
+
 __all__ = [
     "CrossedComparison",
     "CrossedDatatypes",
@@ -43,6 +46,7 @@ __all__ = [
     "crossed_comparisons",
     "crossed_datatypes",
     "now_compared",
+    "now_compared_in",
     "text_ordered_numbers",
 ]
 
@@ -294,4 +298,21 @@ def now_compared(algebra: Any) -> set[URIRef]:
             for var, other in ((a, b), (b, a)):
                 if isinstance(var, Variable) and _is_now(other):
                     found.update(binders.get(str(var), ()))
+    return found
+
+
+def now_compared_in(steps: Iterable[Step]) -> dict[URIRef, Node]:
+    """Each property a pattern of ``steps`` (a ``horis:requires``, a wait's ``horis:until``,
+    a decision's rules) compares with ``NOW()`` (:func:`now_compared`), and the first step
+    that does."""
+    found: dict[URIRef, Node] = {}
+    for step in steps:
+        patterns = [getattr(step, "requires", None), getattr(step, "until", None)]
+        patterns += [r.requires for r in getattr(step, "rules", ())]
+        for pattern in patterns:
+            select = getattr(pattern, "select", None)
+            if select is None:
+                continue
+            for prop in now_compared(select.algebra):
+                found.setdefault(prop, step.iri)
     return found

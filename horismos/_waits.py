@@ -26,14 +26,14 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
-from ._compared_kinds import now_compared
+from ._compared_kinds import now_compared_in
 from ._datatypes import NUMERIC, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
@@ -54,9 +54,6 @@ from ._world import (
     states,
 )
 from ._world_data import runtime_term
-
-if TYPE_CHECKING:
-    from ._preconditions import Precondition
 
 __all__ = [
     "WaitContext",
@@ -601,11 +598,7 @@ def _check_zones(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> N
     ]
     if not loose:
         return
-    compared: dict[URIRef, Node] = {}
-    for step in defs.steps.values():
-        for pattern in _patterns_of(step):
-            for prop in now_compared(pattern.select.algebra):
-                compared.setdefault(prop, step.iri)
+    compared = now_compared_in(defs.steps.values())
     for s, p, o in loose:
         where = compared.get(p)
         if where is None:
@@ -618,14 +611,6 @@ def _check_zones(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> N
             f'— write "{str(o).strip()}Z" for UTC, or the offset it was taken in '
             f'("{str(o).strip()}+01:00")'
         )
-
-
-def _patterns_of(step: object) -> list[Precondition]:
-    """The patterns of a step: its ``horis:requires``, a wait's ``horis:until``, a
-    decision's rules."""
-    found = [getattr(step, "requires", None), getattr(step, "until", None)]
-    found += [r.requires for r in getattr(step, "rules", ())]
-    return [p for p in found if p is not None and hasattr(p, "select")]
 
 
 def _named(g: Graph, term: URIRef) -> bool:

@@ -31,6 +31,7 @@ from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._closed_world import ClosedSeen
+from ._compared_kinds import now_compared_in
 from ._datatypes import NUMERIC, is_datatype, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import Problem
@@ -88,6 +89,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     seen = IndividualsSeen.of(defs)
     closed = ClosedSeen.of(defs)
     shaped = ShapedSeen.of(defs)
+    zoned = {ox.NamedNode(str(p)): step for p, step in now_compared_in(defs.steps.values()).items()}
     files = expand_paths(paths, RDF_SUFFIXES)
     for path in files:
         found += _file_problems(
@@ -100,6 +102,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
             seen,
             closed,
             shaped,
+            zoned,
             term_name=defs.name,
         )
     return found + seen.problems(files, named, defs.name, _first_lines, _written)
@@ -175,6 +178,7 @@ def _file_problems(
     seen: IndividualsSeen,
     closed: ClosedSeen,
     shaped: ShapedSeen,
+    zoned: dict[ox.NamedNode, Node],
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -188,6 +192,7 @@ def _file_problems(
     kinds: set[tuple[ox.NamedNode, object]] = set()  # (property, kind of value) judged
     bad: set[tuple[ox.NamedNode, ox.NamedNode]] = set()  # (property, datatype) ill-typed
     values: list[tuple[ox.Quad, URIRef | str]] = []  # the first value of a wrong kind, and why
+    zoneless: dict[ox.NamedNode, ox.Quad] = {}  # the first date-time with no zone NOW() meets
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
@@ -206,6 +211,14 @@ def _file_problems(
         ):
             bad.add((pred, value.datatype))
             values.append((quad, "ill-typed"))
+        if (
+            pred in zoned
+            and pred not in zoneless
+            and isinstance(value, ox.Literal)
+            and value.datatype == _DATE_TIME
+            and not _ZONED.fullmatch(value.value)
+        ):
+            zoneless[pred] = quad
         if pred in ranges:
             of = value.datatype if isinstance(value, ox.Literal) else None
             if (pred, of) not in kinds:
@@ -239,6 +252,7 @@ def _file_problems(
         lambda iri: _written(iri, prefixes),
         lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
     )
+    refused += _zoneless_problems(path, zoneless, zoned, prefixes, term_name)
     if not terms and not values:
         return refused
     lines = _first_lines(path, terms, prefixes)
@@ -271,6 +285,43 @@ def _file_problems(
             )
         )
     return out + _value_problems(path, values, ranges, prefixes, term_name) + refused
+
+
+_DATE_TIME = ox.NamedNode(str(XSD.dateTime))
+_ZONED = re.compile(r".*(?:Z|[+-][0-9]{2}:[0-9]{2})\s*")
+
+
+def _zoneless_problems(
+    path: Path,
+    zoneless: dict[ox.NamedNode, ox.Quad],
+    zoned: dict[ox.NamedNode, Node],
+    prefixes: dict[str, str],
+    name: Callable[[Node], str],
+) -> list[Problem]:
+    """A warning for the first date-time with no time zone of each property a pattern
+    compares with ``NOW()`` (``:r1 :parcelArrivedAt "2026-12-07T10:00:00"`` under ``FILTER
+    (?t <= NOW())``): SPARQL orders the two in neither store, so the comparison never holds
+    and the wait, or the rule, never does for that node."""
+    out = []
+    for pred, quad in zoneless.items():
+        prop = _written(pred.value, prefixes)
+        text = quad.object.value if isinstance(quad.object, ox.Literal) else ""
+        out.append(
+            Problem(
+                "warning",
+                f'the world gives {prop} "{text}"^^{name(XSD.dateTime)}, a date-time with no '
+                f"time zone, and {name(zoned[pred])} compares {prop} with NOW(), which has one: "
+                "SPARQL never orders the two, so that comparison never holds for this node",
+                node=_written(quad.subject.value, prefixes)
+                if isinstance(quad.subject, ox.NamedNode)
+                else None,
+                file=str(path),
+                line=_line_with(path, _term_pattern(pred.value, prefixes), text),
+                hint=f'write "{text.strip()}Z" for UTC, or the offset it was taken in '
+                f'("{text.strip()}+01:00")',
+            )
+        )
+    return out
 
 
 def _value_problems(

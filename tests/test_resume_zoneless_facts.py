@@ -61,3 +61,29 @@ def test_a_zoneless_date_time_compared_with_now_is_refused_and_a_zoned_one_ends_
     assert out.read_bytes() == before
     done = resume("2026-12-07T10:00:00Z")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_world_date_time_with_no_zone_compared_with_now_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """The same in the world's files: the instance of :r2 would wait to its timeout though
+    its parcel is in. A date-time with a zone, and a property nothing compares with NOW(),
+    say nothing."""
+    defs = tmp_path / "defs.ttl"
+    defs.write_text(DEFS + ":scannedAt a owl:DatatypeProperty ; rdfs:range xsd:dateTime .\n")
+    world = tmp_path / "world.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/returns#> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        ':r1 a :ReturnRequest ; :parcelArrivedAt "2026-12-07T09:00:00Z"^^xsd:dateTime .\n'
+        ":r2 a :ReturnRequest ;\n"
+        '    :parcelArrivedAt "2026-12-07T10:00:00"^^xsd:dateTime ;\n'
+        '    :scannedAt "2026-12-07T10:00:00"^^xsd:dateTime .\n')
+    p = horismos_forked(tmp_path, "validate", str(defs), "--world", str(world), "--store",
+                        "memory", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [x for x in p.stdout.splitlines() if str(world) in x] == [
+        f'{world}:5: warning: :r2: the world gives :parcelArrivedAt "2026-12-07T10:00:00"'
+        "^^xsd:dateTime, a date-time with no time zone, and :AwaitParcel compares "
+        ":parcelArrivedAt with NOW(), which has one: SPARQL never orders the two, so that "
+        'comparison never holds for this node — write "2026-12-07T10:00:00Z" for UTC, or the '
+        'offset it was taken in ("2026-12-07T10:00:00+01:00")'], p.stdout
