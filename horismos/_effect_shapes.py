@@ -27,6 +27,7 @@ judge.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -236,15 +237,20 @@ def _refused(g: Graph, pshape: Node, w: _Written, name: Callable[[Node], str]) -
     return None
 
 
-_STAMPS = tuple(
-    Literal(at.isoformat(), datatype=XSD.dateTime)
-    for at in (
-        dt.datetime(2026, 12, 7, 10, 0, 0, 123456, tzinfo=dt.UTC),
-        dt.datetime(2026, 12, 7, 10, 0, 0, tzinfo=dt.UTC),
+@functools.cache
+def _stamps() -> tuple[Literal, ...]:
+    """What ``horis:now`` writes, as the runtime makes it (``env.now().isoformat()`` in UTC):
+    with the microseconds, and on a whole second without them. Made when first asked, not at
+    import: a literal built then casts through rdflib's mappings, which ``import horismos``
+    must not need (tests/test_stores.py)."""
+    return tuple(
+        Literal(at.isoformat(), datatype=XSD.dateTime)
+        for at in (
+            dt.datetime(2026, 12, 7, 10, 0, 0, 123456, tzinfo=dt.UTC),
+            dt.datetime(2026, 12, 7, 10, 0, 0, tzinfo=dt.UTC),
+        )
     )
-)
-"""What ``horis:now`` writes, as the runtime makes it (``env.now().isoformat()`` in UTC): with
-the microseconds, and on a whole second without them."""
+
 
 _STAMP_TEXT = (SH.pattern, SH.minLength, SH.maxLength)
 """The constraints on a stamp's text: its bounds hang on when the call is made, not judged."""
@@ -254,15 +260,16 @@ def _refused_stamp(g: Graph, pshape: Node, name: Callable[[Node], str]) -> _Forb
     """A constraint on its text that every time stamp ``horis:now`` writes fails, judged by the
     gate's compiled check (``sh:pattern "Z$"``: the clock writes ``+00:00``). Why: it validated,
     and every call acted and landed nothing."""
-    refused = set(refused_alone(g, pshape, _STAMPS[0], _STAMP_TEXT))
-    for stamp in _STAMPS[1:]:
+    first, *others = _stamps()
+    refused = set(refused_alone(g, pshape, first, _STAMP_TEXT))
+    for stamp in others:
         refused &= set(refused_alone(g, pshape, stamp, _STAMP_TEXT))
     p = next((p for p in _STAMP_TEXT if p in refused), None)
     if p is None:
         return None
     return _Forbidden(
         _constraint(g, pshape, p, name),
-        f'horis:now writes the time of the call in UTC as "{_STAMPS[0]}" (an offset, not Z; '
+        f'horis:now writes the time of the call in UTC as "{first}" (an offset, not Z; '
         f"the fraction left out on a whole second): write a {name(p)} that matches it, or drop "
         f"the {name(p)}",
     )
