@@ -184,12 +184,37 @@ def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
     never compared: two variables, a variable and ``NOW()``, or ``NOW()`` and a constant (a
     variable against a constant is the literal checks' to say)."""
     found = []
+    for op, a, b, binders, assigned in _comparisons(algebra):
+        if op not in _ORDERED:
+            continue
+        pair = (_is_var_or_now(a) and _is_var_or_now(b)) or (
+            isinstance(a, Literal) != isinstance(b, Literal)
+            and _is_now(a) != _is_now(b)
+            and (_is_now(a) or _is_now(b))
+        )
+        if not pair:
+            continue
+        sa, sb = _side(g, a, binders, assigned), _side(g, b, binders, assigned)
+        if sa is None or sb is None or sa.family == sb.family:
+            continue
+        found.append(CrossedDatatypes(sa, op, sb))
+    return found
+
+
+def _comparisons(
+    algebra: Any,
+) -> Iterator[tuple[str, Any, Any, dict[str, list[URIRef]], set[str]]]:
+    """Each needed comparison of ``algebra``'s FILTERs, as ``(op, left, right, binders,
+    assigned)``: ``binders`` the properties binding each variable in the FILTER's group,
+    ``assigned`` the variables the group gives a value otherwise (``BIND``, ``VALUES``, a
+    subquery; or bound through a variable or a path: what it takes is unknown). Read once
+    here for every check that judges a comparison by what its variables take."""
     for group in pattern_groups(algebra):
         expr = group.get("expr")
         if group.name != "Filter" or not _is_comp(expr):
             continue
         binders: dict[str, list[URIRef]] = {}
-        unknown: set[str] = set()  # bound through a variable or a path: what it takes is unknown
+        unknown: set[str] = set()
         for _, p, o in group_triples(group.p):
             if isinstance(o, Variable):
                 if isinstance(p, URIRef):
@@ -198,21 +223,7 @@ def crossed_datatypes(g: Graph, algebra: Any) -> list[CrossedDatatypes]:
                     unknown.add(str(o))
         assigned = assigned_variables(group.p) | unknown
         for c in _needed(expr):
-            op, a, b = str(c.get("op")), c.get("expr"), c.get("other")
-            if op not in _ORDERED:
-                continue
-            pair = (_is_var_or_now(a) and _is_var_or_now(b)) or (
-                isinstance(a, Literal) != isinstance(b, Literal)
-                and _is_now(a) != _is_now(b)
-                and (_is_now(a) or _is_now(b))
-            )
-            if not pair:
-                continue
-            sa, sb = _side(g, a, binders, assigned), _side(g, b, binders, assigned)
-            if sa is None or sb is None or sa.family == sb.family:
-                continue
-            found.append(CrossedDatatypes(sa, op, sb))
-    return found
+            yield str(c.get("op")), c.get("expr"), c.get("other"), binders, assigned
 
 
 def _is_now(x: Any) -> bool:
@@ -242,39 +253,25 @@ def text_ordered_numbers(g: Graph, algebra: Any) -> list[TextOrdered]:
     ``"49.9" > "100"`` holds, since ``4`` follows ``1``, so a refund of 49.90 took the branch
     for those above 100 — no error, no word, the wrong branch for most amounts."""
     found = []
-    for group in pattern_groups(algebra):
-        expr = group.get("expr")
-        if group.name != "Filter" or not _is_comp(expr):
+    for op, a, b, binders, assigned in _comparisons(algebra):
+        if op not in ("<", ">", "<=", ">="):
             continue
-        binders: dict[str, list[URIRef]] = {}
-        unknown: set[str] = set()
-        for _, p, o in group_triples(group.p):
-            if isinstance(o, Variable):
-                if isinstance(p, URIRef):
-                    binders.setdefault(str(o), []).append(p)
-                else:
-                    unknown.add(str(o))
-        assigned = assigned_variables(group.p) | unknown
-        for c in _needed(expr):
-            op, a, b = str(c.get("op")), c.get("expr"), c.get("other")
-            if op not in ("<", ">", "<=", ">="):
+        for text_of, numeral in ((a, b), (b, a)):
+            if not (_is_comp(text_of) and text_of.name == "Builtin_STR"):
                 continue
-            for text_of, numeral in ((a, b), (b, a)):
-                if not (_is_comp(text_of) and text_of.name == "Builtin_STR"):
-                    continue
-                var = text_of.get("arg")
-                if (
-                    not isinstance(var, Variable)
-                    or not isinstance(numeral, Literal)
-                    or numeral.datatype not in (None, XSD.string)
-                    or numeral.language
-                    or not _NUMERAL.fullmatch(str(numeral))
-                ):
-                    continue
-                side = _side(g, var, binders, assigned)
-                if side is None or side.family != "a number" or side.prop is None:
-                    continue
-                found.append(TextOrdered(str(var), op, str(numeral), side.prop))
+            var = text_of.get("arg")
+            if (
+                not isinstance(var, Variable)
+                or not isinstance(numeral, Literal)
+                or numeral.datatype not in (None, XSD.string)
+                or numeral.language
+                or not _NUMERAL.fullmatch(str(numeral))
+            ):
+                continue
+            side = _side(g, var, binders, assigned)
+            if side is None or side.family != "a number" or side.prop is None:
+                continue
+            found.append(TextOrdered(str(var), op, str(numeral), side.prop))
     return found
 
 
@@ -283,21 +280,12 @@ def now_compared(algebra: Any) -> set[URIRef]:
     with ``NOW()`` (``?this :parcelArrivedAt ?t . FILTER (?t <= NOW())``): a value of one
     written without a time zone is never compared with ``NOW()``, which has one."""
     found: set[URIRef] = set()
-    for group in pattern_groups(algebra):
-        expr = group.get("expr")
-        if group.name != "Filter" or not _is_comp(expr):
+    for op, a, b, binders, _ in _comparisons(algebra):
+        if op not in _ORDERED:
             continue
-        binders: dict[str, list[URIRef]] = {}
-        for _, p, o in group_triples(group.p):
-            if isinstance(o, Variable) and isinstance(p, URIRef):
-                binders.setdefault(str(o), []).append(p)
-        for c in _needed(expr):
-            a, b = c.get("expr"), c.get("other")
-            if str(c.get("op")) not in _ORDERED:
-                continue
-            for var, other in ((a, b), (b, a)):
-                if isinstance(var, Variable) and _is_now(other):
-                    found.update(binders.get(str(var), ()))
+        for var, other in ((a, b), (b, a)):
+            if isinstance(var, Variable) and _is_now(other):
+                found.update(binders.get(str(var), ()))
     return found
 
 
