@@ -382,7 +382,7 @@ class Agent:
                 # focus in memory may have several instances (Python's own runs)
                 kept = world.store.persistent or world._kept_in_files or all
                 asks = again and ((worker is None and kept) or held)
-                seen = runs_moved(world.store)  # what a batch reads below holds until it moves
+                seen = runs_moved()  # what a batch reads below holds until it moves
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     left, ended = (
                         batch_left(world.store, wf.iri, foci)
@@ -417,7 +417,7 @@ class Agent:
                         if all and mine is None:
                             continue
                         try:
-                            if all and runs_moved(world.store) != seen:
+                            if all and runs_moved() != seen:
                                 now_left, now_ended = batch_left(world.store, wf.iri, [f])
                                 stored = now_left.get(f)
                                 if stored is None and f in now_ended:

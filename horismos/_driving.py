@@ -37,10 +37,12 @@ _DRIVING: dict[tuple[int, URIRef, URIRef], int] = {}
 how many (several only in memory, where Python's own runs of a focus may overlap). A store is
 kept alive by the run that noted it, so its id is not reused meanwhile."""
 
-_MOVES: dict[int, int] = {}
-"""How many times a single-focus run (or a resume) of this process began or ended on each
-store, by its id: a batch that sees the count change knows what it read of its foci may
-have changed."""
+_MOVES = [0]
+"""How many times a single-focus run (or a resume) of this process began or ended, on any
+store: a batch that sees the count change knows what it read of its foci may have changed.
+Counted for the process, not kept per store: a service opening a world in memory for each
+event left an entry per world for good (a batch beside runs on other worlds reads its foci
+again for nothing, one query each, rather than the process growing)."""
 
 _LOCK = threading.Lock()  # sync runs are made in threads (agent.run from several at once)
 
@@ -68,7 +70,7 @@ class Driving:
                 else:
                     _DRIVING.pop(self._key, None)
                 if not self._batch:
-                    _MOVES[self._key[0]] = _MOVES.get(self._key[0], 0) + 1
+                    _MOVES[0] += 1
             self._key = None
 
 
@@ -93,14 +95,13 @@ def drive_here(
             return None
         _DRIVING[key] = others + 1
         if not batch:
-            _MOVES[key[0]] = _MOVES.get(key[0], 0) + 1
+            _MOVES[0] += 1
     return Driving(key, batch, not others)
 
 
-def runs_moved(store: object) -> int:
-    """How many times a single-focus run or resume of this process began or ended on
-    ``store``."""
-    return _MOVES.get(id(store), 0)
+def runs_moved() -> int:
+    """How many times a single-focus run or resume of this process has begun or ended."""
+    return _MOVES[0]
 
 
 def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> NotHeld:
