@@ -30,7 +30,7 @@ from ._errors import Problem
 from ._shacl import deactivated
 from ._shacl_constraints import closed_allows
 
-__all__ = ["ClosedSeen"]
+__all__ = ["ClosedSeen", "world_value"]
 
 _MANY = 100_000
 """Past this many nodes of the closed shapes' classes no more are kept: the world's nodes of
@@ -103,13 +103,7 @@ class ClosedSeen:
         for (shape, _), (where, quad) in self.refused.items():
             if where != path:
                 continue
-            value = quad.object  # as said, and as looked for on its line
-            if isinstance(value, ox.Literal):
-                shown, mark = f'"{value.value}"', value.value
-            elif isinstance(value, ox.NamedNode):
-                shown = mark = written(value.value)
-            else:
-                shown, mark = "[ … ]", ""
+            shown, mark = world_value(quad.object, written)
             prop = written(quad.predicate.value)
             subject = quad.subject
             out.append(
@@ -140,3 +134,26 @@ def _allowed(g: Graph, shape: URIRef) -> frozenset[ox.NamedNode] | None:
     if not all(isinstance(p, URIRef) for p in allowed):
         return None
     return frozenset({_TYPE, *(ox.NamedNode(str(p)) for p in allowed)})
+
+
+def world_value(
+    value: object, written: Callable[[str], str], typed: Callable[[Node], str] | None = None
+) -> tuple[str, str]:
+    """A world fact's value as a warning shows it, and the text its line is looked for by: a
+    literal quoted (``typed`` given: with its language tag, or its datatype as ``typed``
+    names it unless a plain string), an IRI as ``written`` writes it, a blank node
+    ``[ … ]``."""
+    if isinstance(value, ox.Literal):
+        shown = f'"{value.value}"'
+        if typed is not None:
+            shown += (
+                f"@{value.language}"
+                if value.language
+                else ""
+                if value.datatype.value.endswith("#string")
+                else f"^^{typed(URIRef(value.datatype.value))}"
+            )
+        return shown, value.value
+    if isinstance(value, ox.NamedNode):
+        return written(value.value), written(value.value)
+    return "[ … ]", ""

@@ -30,6 +30,7 @@ from rdflib import RDF, XSD, Graph, Literal, URIRef
 from rdflib.namespace import SH
 from rdflib.term import BNode, Node
 
+from ._closed_world import world_value
 from ._datatypes import literal_hint
 from ._definitions_model import Definitions
 from ._errors import Problem
@@ -153,19 +154,7 @@ class ShapedSeen:
             if where != path:
                 continue
             value = quad.object
-            if isinstance(value, ox.Literal):
-                mark = value.value
-                shown = f'"{value.value}"' + (
-                    f"@{value.language}"
-                    if value.language
-                    else ""
-                    if value.datatype.value.endswith("#string")
-                    else f"^^{name(URIRef(value.datatype.value))}"
-                )
-            elif isinstance(value, ox.NamedNode):
-                shown = mark = written(value.value)
-            else:
-                shown, mark = "[ … ]", ""
+            shown, mark = world_value(value, written, name)
             prop = written(quad.predicate.value)
             subject = quad.subject
             said = _constraint(self.graph, judge.pshape, p, name)
