@@ -9,10 +9,9 @@ the tool not idempotent, the step was blocked there, every instance, found out o
 property to add to it.
 
 The world is read as a stream (:mod:`._world_terms`'s pass). Only the nodes typed with a class
-a closed shape judges (its ``sh:targetClass``, or a subclass) are kept, up to :data:`_MANY`,
-and each of their facts is looked up in the shape's allowed properties: a fact written before
-the node's type is not judged, and what is kept stays small whatever the world's size. A
-shape whose ``sh:path`` is no single property is not judged.
+a closed shape judges (its ``sh:targetClass``, or a subclass) are kept
+(:class:`~._world_members.WorldMembers`), and each of their facts is looked up in the shape's
+allowed properties. A shape whose ``sh:path`` is no single property is not judged.
 """
 
 from __future__ import annotations
@@ -29,12 +28,9 @@ from ._definitions_model import Definitions
 from ._errors import Problem
 from ._shacl import deactivated
 from ._shacl_constraints import closed_allows
+from ._world_members import WorldMembers
 
 __all__ = ["ClosedSeen", "world_value"]
-
-_MANY = 100_000
-"""Past this many nodes of the closed shapes' classes no more are kept: the world's nodes of
-one class are alike, and the first of them tell."""
 
 _TYPE = ox.NamedNode(str(RDF.type))
 
@@ -44,13 +40,10 @@ class ClosedSeen:
     """What the pass over the world files keeps of the nodes closed shapes judge, and the
     first fact of each property each shape refuses (see the module's docstring)."""
 
-    closed: dict[ox.NamedNode, list[tuple[URIRef, frozenset[ox.NamedNode]]]] = field(
-        default_factory=dict
+    closed: WorldMembers[list[tuple[URIRef, frozenset[ox.NamedNode]]]] = field(
+        default_factory=WorldMembers
     )
     """each class a closed shape judges: each such shape, with the properties it allows"""
-    members: dict[object, list[tuple[URIRef, frozenset[ox.NamedNode]]]] = field(
-        default_factory=dict
-    )
     refused: dict[tuple[URIRef, ox.NamedNode], tuple[Path, ox.Quad]] = field(default_factory=dict)
 
     @classmethod
@@ -66,28 +59,25 @@ class ClosedSeen:
                     allowed_of[shape] = _allowed(g, shape)
                 allowed = allowed_of[shape]
                 if allowed is not None:
-                    seen.closed.setdefault(ox.NamedNode(str(klass)), []).append((shape, allowed))
+                    watched = seen.closed.watched.setdefault(ox.NamedNode(str(klass)), [])
+                    watched.append((shape, allowed))
         return seen
 
     def see(self, quad: ox.Quad, path: Path) -> None:
         """One quad of the pass: a typing of a watched class keeps its subject; a fact of a
         kept subject that one of its closed shapes does not allow is noted, once a shape and
         property."""
-        if not self.closed:
+        if not self.closed.watched:
             return
-        if quad.predicate == _TYPE:
-            cls = quad.object
-            shapes = self.closed.get(cls) if isinstance(cls, ox.NamedNode) else None
-            if shapes is not None and (quad.subject in self.members or len(self.members) < _MANY):
-                self.members.setdefault(quad.subject, []).extend(shapes)
-            return  # rdf:type left out of sh:ignoredProperties: said at the shape itself
-        judged = self.members.get(quad.subject)
+        # rdf:type left out of sh:ignoredProperties: said at the shape itself
+        judged = self.closed.see(quad)
         if judged is None:
             return
-        for shape, allowed in judged:
-            key = (shape, quad.predicate)
-            if quad.predicate not in allowed and key not in self.refused:
-                self.refused[key] = (path, quad)
+        for shapes in judged:
+            for shape, allowed in shapes:
+                key = (shape, quad.predicate)
+                if quad.predicate not in allowed and key not in self.refused:
+                    self.refused[key] = (path, quad)
 
     def problems(
         self,

@@ -9,12 +9,13 @@ then had its result refused, for every instance of such a node, found out only t
 warning at the world file's line, naming the shape's constraint.
 
 The world is read as a stream (:mod:`._world_terms`'s pass), as :mod:`._closed_world` reads
-it: only the nodes typed with a class a domain shape judges are kept, up to :data:`_MANY`, and
-a fact of one of them whose property a property shape of that shape judges by its value alone
-(``sh:datatype``, ``sh:in``, ``sh:nodeKind``, a pattern, a length or a bound) is judged by the
-gate's own compiled checks, each compiled once. A fact written before its node's type, a shape
-whose path is no single property, and one inside ``sh:or``, ``sh:not`` and the like are not
-judged; once a property shape has refused a fact, the others are not looked at.
+it: only the nodes typed with a class a domain shape judges are kept
+(:class:`~._world_members.WorldMembers`), and a fact of one of them whose property a property
+shape of that shape judges by its value alone (``sh:datatype``, ``sh:in``, ``sh:nodeKind``, a
+pattern, a length or a bound) is judged by the gate's own compiled checks, each compiled once.
+A fact written before its node's type, a shape whose path is no single property, and one
+inside ``sh:or``, ``sh:not`` and the like are not judged; once a property shape has refused a
+fact, the others are not looked at.
 """
 
 from __future__ import annotations
@@ -37,14 +38,10 @@ from ._errors import Problem
 from ._rdf_lists import list_members
 from ._shacl import deactivated
 from ._shacl_constraints import COMPILERS, NotCompiled
+from ._world_members import WorldMembers
 
 __all__ = ["ShapedSeen"]
 
-_MANY = 100_000
-"""Past this many nodes of the shapes' classes no more are kept: the world's nodes of one class
-are alike, and the first of them tell."""
-
-_TYPE = ox.NamedNode(str(RDF.type))
 _STRING = ox.NamedNode(str(XSD.string))
 
 _ALONE = (
@@ -79,9 +76,8 @@ class ShapedSeen:
     """What the pass over the world files keeps of the nodes domain shapes judge, and the
     first fact each property shape refuses (see the module's docstring)."""
 
-    judges: dict[ox.NamedNode, dict[ox.NamedNode, list[_Judge]]] = field(default_factory=dict)
+    judges: WorldMembers[dict[ox.NamedNode, list[_Judge]]] = field(default_factory=WorldMembers)
     """each class a shape judges: by property, the property shapes judging its values"""
-    members: dict[object, list[dict[ox.NamedNode, list[_Judge]]]] = field(default_factory=dict)
     refused: dict[Node, tuple[Path, ox.Quad, _Judge, URIRef]] = field(default_factory=dict)
     graph: Graph = field(default_factory=Graph)
     """the definitions' graph, where the shapes are written"""
@@ -110,22 +106,16 @@ class ShapedSeen:
                     if judge is not None:
                         by_prop.setdefault(ox.NamedNode(str(path)), []).append(judge)
             if by_prop:
-                seen.judges[ox.NamedNode(str(klass))] = by_prop
+                seen.judges.watched[ox.NamedNode(str(klass))] = by_prop
         return seen
 
     def see(self, quad: ox.Quad, path: Path) -> None:
         """One quad of the pass: a typing of a watched class keeps its subject; a fact of a
         kept subject that a property shape judging it refuses is noted, once a property
         shape."""
-        if not self.judges:
+        if not self.judges.watched:
             return
-        if quad.predicate == _TYPE:
-            cls = quad.object
-            by_prop = self.judges.get(cls) if isinstance(cls, ox.NamedNode) else None
-            if by_prop is not None and (quad.subject in self.members or len(self.members) < _MANY):
-                self.members.setdefault(quad.subject, []).append(by_prop)
-            return
-        kept = self.members.get(quad.subject)
+        kept = self.judges.see(quad)
         if kept is None:
             return
         value: Node | None = None
