@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +38,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._errors import Problem, ShaclMessage, UsageError
-from ._intents import doubt_key, doubt_message
+from ._intents import held_by_rejected
 from ._model import ActionStep
 from ._outside_policy import outside_policy
 from ._preconditions import why_blocked
@@ -485,19 +484,12 @@ class RunView:
         further calls there in every lane until `tools reconcile`; the run said only
         "nothing landed", and the operator learned of the doubt from the next run's refusal."""
         tool = self.defs.tools.get(URIRef(rec.tool)) if rec.tool else None
-        if tool is None or tool.idempotent or tool.adapter is not None:
-            return []
-        persistent = self.world is not None and self.world.store.persistent
-        return [
-            doubt_message(
-                tool,
-                doubt_key(tool, call),
-                self.name,
-                args=json.dumps([call], sort_keys=True, ensure_ascii=False),
-                persistent=persistent,
-            )
-            for call in rec.args[: len(rec.result)]  # the calls that answered
-        ]
+        return held_by_rejected(
+            tool,
+            rec.args[: len(rec.result)],  # the calls that answered
+            self.name,
+            persistent=self.world is not None and self.world.store.persistent,
+        )
 
     def _message(self, m: ShaclMessage) -> str:
         """A gate message with the value it rejected, as the author would write it."""

@@ -32,7 +32,7 @@ from ._cli_viewer import (
 from ._definitions import Definitions, load_definitions, same_definitions
 from ._diagram import draw
 from ._errors import TraceError, UsageError
-from ._intents import doubt_key, doubt_message
+from ._intents import held_by_rejected
 from ._replay import replay
 from ._signing import unchecked_signatures
 from ._stores import outlives_process
@@ -271,9 +271,6 @@ def held_in_doubt(
     that further calls there were refused until someone reconciled it."""
     if step.get("status") != "rejected" or int(header.get("calls_in_doubt") or 0) < 2:
         return []
-    tool = defs.tools.get(URIRef(str(step.get("tool"))))
-    if tool is None or tool.idempotent or tool.adapter is not None:
-        return []
     outcomes = step.get("outcomes") or []
     calls = [
         call
@@ -281,17 +278,12 @@ def held_in_doubt(
         if isinstance(call, dict) and isinstance(outcome, dict) and "returned" in outcome
     ]
     store = header.get("store")
-    persistent = isinstance(store, str) and outlives_process(store)
-    return [
-        doubt_message(
-            tool,
-            doubt_key(tool, call),
-            defs.name,
-            args=json.dumps([call], sort_keys=True, ensure_ascii=False),
-            persistent=persistent,
-        )
-        for call in calls
-    ]
+    return held_by_rejected(
+        defs.tools.get(URIRef(str(step.get("tool")))),
+        calls,
+        defs.name,
+        persistent=isinstance(store, str) and outlives_process(store),
+    )
 
 
 def cmd_trace_export(args: argparse.Namespace) -> int:

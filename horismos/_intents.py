@@ -90,6 +90,7 @@ __all__ = [
     "former_doubt_keys",
     "former_holds",
     "held",
+    "held_by_rejected",
     "holder",
     "holding_at",
     "holds",
@@ -392,6 +393,27 @@ def doubt_message(
         f"{given or 'JSON'}` on the same store"
         + ("" if persistent else " (a world kept in memory clears when its process restarts)")
     )
+
+
+def held_by_rejected(
+    tool: Tool | None,
+    calls: Iterable[Mapping[str, Any]],
+    name: Callable[[Node], str],
+    *,
+    persistent: bool,
+) -> list[str]:
+    """What a rejected step's ``calls`` that answered (so may have acted, and nothing of them
+    landed) left held in doubt, a :func:`doubt_message` each, its ``args`` as the intent kept
+    them; none for a tool that is idempotent, an adapter's, or one not defined. ``run`` says
+    it under the step and ``trace show`` under the step's event, in the same words."""
+    if tool is None or tool.idempotent or tool.adapter is not None:
+        return []
+    return [
+        doubt_message(
+            tool, doubt_key(tool, call), name, args=_ARGS_JSON.encode([call]), persistent=persistent
+        )
+        for call in calls
+    ]
 
 
 def earlier_said(earlier: Intent | None, name: Callable[[Node], str]) -> str:
