@@ -1110,10 +1110,10 @@ def test_discovery_lists_a_tool_blocked_by_an_approval_issued_for_other_code(tmp
     assert "issued for other code behind t.close" in why["message"], why
 
 
-def test_cli_run_says_before_its_first_step_which_step_its_policy_will_block(tmp_path) -> None:
-    """A rollback, then a status-page post of horis:ExternalCommit: the default policy blocked
-    the post only once the rollback had acted, and nothing said so before. The run now warns
-    at the post's horis:tool line before its first step; --allow with the class quiets it."""
+def _rollback_then_post(tmp_path: Path, wait: str = "") -> int:
+    """The rollback (:Go) then the ExternalCommit post (:Post), written to defs.ttl beside the
+    world and the tools; ``wait``, a wait step the workflow starts at, named first in it,
+    going on to :Go. The line of :Post's horis:tool."""
     defs = definitions("").replace(
         'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
         'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n    horis:next :Post .',
@@ -1126,52 +1126,24 @@ def test_cli_run_says_before_its_first_step_which_step_its_policy_will_block(tmp
 :Post a horis:ActionStep ;
     horis:tool :t.post ;
     horis:bind [ horis:arg "patient" ; horis:var "this" ] .
-"""
+""" + wait
+    if wait:
+        defs = defs.replace("horis:start :Go", f"horis:start {wait.split()[0]}")
     (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
     (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
     (tmp_path / "ward.py").write_text(
         TOOLS + '\ndef post(patient):\n    return {"posted": "P-1"}\n', encoding="utf-8")
-    line = defs.splitlines().index("    horis:tool :t.post ;") + 1
-    args = ("run", "defs.ttl", "--world", "world.ttl", "--tools", "ward", "--focus", ":p1")
-    blocked = horismos(tmp_path, *args)
-    assert blocked.returncode == 4 and "Traceback" not in blocked.stderr, blocked.stderr
-    (warned,) = [x for x in blocked.stderr.splitlines() if "horis:ExternalCommit" in x]
-    assert warned == (
-        f"defs.ttl:{line}: warning: :Post: its tool :t.post is horis:ExternalCommit, which this "
-        "run's policy does not allow (allowed: HostStateWrite, ReadOnly): every instance that "
-        "reaches :Post stops there blocked (PolicyRefused), after the steps before it have "
-        "acted — give --allow ExternalCommit,HostStateWrite,ReadOnly if it may act; a blocked "
-        "instance goes on with `horismos run … --focus NODE --allow "
-        "ExternalCommit,HostStateWrite,ReadOnly`"), blocked.stderr
-    # said before the first step: the discharge, before the post, has acted since
-    assert ":Go" in blocked.stdout and (tmp_path / "calls.log").exists()
-    allowed = horismos(tmp_path, *args, "--allow", "ReadOnly,HostStateWrite,ExternalCommit")
-    assert allowed.returncode == 0 and "ExternalCommit" not in allowed.stderr, allowed.stderr
-    quiet = horismos(tmp_path, *args[:-1], ":p1", "--quiet")
-    assert "horis:ExternalCommit" not in quiet.stderr, quiet.stderr
+    return defs.splitlines().index("    horis:tool :t.post ;") + 1
 
 
-def _rollback_then_post(tmp_path: Path, before: str = "") -> tuple[str, int]:
-    """The rollback (:Go) then the ExternalCommit post (:Post), ``before`` them a step or
-    none; the definitions' text and the line of :Post's horis:tool."""
-    defs = definitions("").replace(
-        'horis:bind [ horis:arg "patient" ; horis:var "this" ] .',
-        'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;\n    horis:next :Post .',
-    ) + """
-:t.post a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
-    horis:effect [ horis:subject "patient" ;
-                   horis:asserts [ horis:property :posted ; horis:type xsd:string ] ] ;
-    horis:binding "python:post" ; horis:sideEffect horis:ExternalCommit .
-:Post a horis:ActionStep ;
-    horis:tool :t.post ;
-    horis:bind [ horis:arg "patient" ; horis:var "this" ] .
-""" + before
-    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-    (tmp_path / "ward.py").write_text(
-        TOOLS + '\ndef post(patient):\n    return {"posted": "P-1"}\n', encoding="utf-8")
-    return defs, defs.splitlines().index("    horis:tool :t.post ;") + 1
+def _left_waiting(tmp_path: Path) -> tuple[str, ...]:
+    """:p1's instance run into oxigraph:store and left at its wait step; the store's and the
+    tools' arguments."""
+    store = ("--store", "oxigraph:store", "--tools", "ward")
+    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
+    waiting = horismos(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", "--quiet")
+    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    return store
 
 
 POST_WARNING = (
@@ -1184,22 +1156,35 @@ POST_WARNING = (
 )
 
 
+def test_cli_run_says_before_its_first_step_which_step_its_policy_will_block(tmp_path) -> None:
+    """A rollback, then a status-page post of horis:ExternalCommit: the default policy blocked
+    the post only once the rollback had acted, and nothing said so before. The run now warns
+    at the post's horis:tool line before its first step; --allow with the class quiets it."""
+    line = _rollback_then_post(tmp_path)
+    args = ("run", "defs.ttl", "--world", "world.ttl", "--tools", "ward", "--focus", ":p1")
+    blocked = horismos(tmp_path, *args)
+    assert blocked.returncode == 4 and "Traceback" not in blocked.stderr, blocked.stderr
+    (warned,) = [x for x in blocked.stderr.splitlines() if "horis:ExternalCommit" in x]
+    assert warned == POST_WARNING.format(line=line), blocked.stderr
+    # said before the first step: the discharge, before the post, has acted since
+    assert ":Go" in blocked.stdout and (tmp_path / "calls.log").exists()
+    allowed = horismos(tmp_path, *args, "--allow", "ReadOnly,HostStateWrite,ExternalCommit")
+    assert allowed.returncode == 0 and "ExternalCommit" not in allowed.stderr, allowed.stderr
+    quiet = horismos(tmp_path, *args[:-1], ":p1", "--quiet")
+    assert "horis:ExternalCommit" not in quiet.stderr, quiet.stderr
+
+
 def test_cli_resume_says_before_its_first_step_which_step_its_policy_will_block(
     tmp_path: Path,
 ) -> None:
     """An instance waiting for a check before the rollback and the post: `resume` landed the
     answer, rolled back, and only then blocked at the post, saying nothing of --allow before
     (only `run` did). It says it as `run` does, before the steps ahead act."""
-    _, line = _rollback_then_post(tmp_path, """
+    line = _rollback_then_post(tmp_path, """
 :Check a horis:WaitStep ; horis:reason "Check the discharge" ; horis:wake horis:OperatorInput ;
     horis:delivery horis:Final ; horis:until "?this :checked true ." ; horis:next :Go .
 """)
-    defs = (tmp_path / "defs.ttl").read_text().replace("horis:start :Go", "horis:start :Check")
-    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-    store = ("--store", "oxigraph:store", "--tools", "ward")
-    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
-    waiting = horismos(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", "--quiet")
-    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    store = _left_waiting(tmp_path)
     listed = horismos(tmp_path, "instances", "--store", "oxigraph:store", "--format", "json")
     (row,) = json.loads(listed.stdout)
     resumed = horismos(tmp_path, "resume", "defs.ttl", *store, "--instance", row["instance"],
@@ -1217,7 +1202,7 @@ def test_cli_serve_run_workflow_says_as_it_starts_which_step_its_policy_will_blo
     """`serve --run-workflow` under the default policy ran an agent's workflow to the post
     and blocked it there after the rollback; only `run` warned. It says it as it starts, in
     `run`'s words; a server that serves no run_workflow runs no step and says nothing."""
-    _, line = _rollback_then_post(tmp_path)
+    line = _rollback_then_post(tmp_path)
     serve = ("serve", "defs.ttl", "--world", "world.ttl", "--tools", "ward")
     started = horismos_forked(tmp_path, *serve, "--run-workflow", input="", timeout=120)
     assert "Traceback" not in started.stderr, started.stderr
@@ -1232,16 +1217,11 @@ def test_cli_wake_says_before_it_goes_on_which_step_its_policy_will_block(
     """An instance waiting on a timer before the rollback and the post: `wake` woke it,
     rolled back, and only then blocked at the post, saying nothing of --allow (only `run`
     and `resume` did). It says it as `resume` does, once, before the instance goes on."""
-    _, line = _rollback_then_post(tmp_path, """
+    line = _rollback_then_post(tmp_path, """
 :Cool a horis:WaitStep ; horis:reason "Let it settle" ; horis:wake horis:Timer ;
     horis:delivery horis:Silent ; horis:timeout "1s" ; horis:next :Go .
 """)
-    defs = (tmp_path / "defs.ttl").read_text().replace("horis:start :Go", "horis:start :Cool")
-    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-    store = ("--store", "oxigraph:store", "--tools", "ward")
-    assert horismos(tmp_path, "load", "world.ttl", "--store", "oxigraph:store").returncode == 0
-    waiting = horismos(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", "--quiet")
-    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    store = _left_waiting(tmp_path)
     import time
     time.sleep(1.5)
     woken = horismos(tmp_path, "wake", "defs.ttl", *store)
