@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from forked import Popen, run
+from rdflib import URIRef
 from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ, ledger, run_until_killed
 
 
@@ -138,3 +139,22 @@ def test_the_digest_a_backup_gives_is_the_copys_while_the_process_commits(
         with World.open(f"{kind}:{tmp_path / f'copy{n}'}", create=False) as copy:
             assert copy.store.recompute_digest().fingerprint == digest
             assert copy.digest() == digest
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_backup_through_a_wrapped_store_copies_the_world(tmp_path: Path, kind: str) -> None:
+    """A store seen through a wrapper (a worker's fenced view, a run's recorded reads) did
+    not pass ``backup`` on: the base store's refusal answered, "--store oxigraph:… has no
+    folder to back up", of a store that has one. It backs up the store under it, and the
+    copy opens to the digest it gave."""
+    from horismos import World
+    from horismos._stores.base import WrappedStore
+
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
+    with World.open(f"{kind}:{tmp_path / 'store'}") as world:
+        world.load(tmp_path / "world.ttl")
+        digest = WrappedStore(world.store).backup(tmp_path / "copy")
+        assert digest == world.store.digest()
+    with World.open(f"{kind}:{tmp_path / 'copy'}", create=False) as copy:
+        assert copy.store.recompute_digest() == digest
+        assert copy.store.types(URIRef("http://example.org/pay#o1"))
