@@ -342,7 +342,10 @@ class Agent:
             # memory, Python's runs of one focus may overlap (each its own instance): noted
             # beside each other, so again=False can tell a live run's instance from one left
             local = worker is None and not all
-            alone = local and (world.store.persistent or world._kept_in_files)
+            # its instances outlive this process: kept by the store, or read from a file an
+            # earlier run wrote (--out), the focus's unfinished one continued, not doubled
+            outlived = world.store.persistent or world._kept_in_files
+            alone = local and outlived
             here = drive_here(world.store, wf.iri, foci[0], beside=not alone) if local else None
             if alone and here is None and again:
                 raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
@@ -380,8 +383,7 @@ class Agent:
                 # was read from a file another run wrote (--out, any batch): on a shared one,
                 # read under the focus's claim (--all's workers read their batches). A single
                 # focus in memory may have several instances (Python's own runs)
-                kept = world.store.persistent or world._kept_in_files or all
-                asks = again and ((worker is None and kept) or held)
+                asks = again and ((worker is None and (outlived or all)) or held)
                 seen = runs_moved()  # what a batch reads below holds until it moves
                 if worker is None and all:  # each focus one instance, as claims give a shared world
                     left, ended = (
