@@ -72,7 +72,7 @@ from ._model import (
     ways_out,
 )
 from ._preconditions import Precondition
-from ._term_kinds import algebra_triples, gating_reads, negated_reads
+from ._term_kinds import algebra_parts, algebra_triples, gating_reads, negated_reads
 from ._vocab import HORIS
 
 __all__ = [
@@ -629,16 +629,10 @@ def _stays_true(pre: Precondition) -> bool:
     count (:data:`_MAY_STOP_HOLDING`)."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    stack: list[object] = [pre.select.algebra]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, CompValue) and x.name in _MAY_STOP_HOLDING:
-            return False
-        if isinstance(x, Mapping):
-            stack.extend(x.values())
-        elif isinstance(x, list | tuple):
-            stack.extend(x)
-    return True
+    return not any(
+        isinstance(x, CompValue) and x.name in _MAY_STOP_HOLDING
+        for x in algebra_parts(pre.select.algebra)
+    )
 
 
 def _timeout_goes_on(

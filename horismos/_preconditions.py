@@ -26,6 +26,7 @@ from rdflib.term import Node
 from ._bound_plan import bound_first
 from ._patterns import Plan, compile_plan
 from ._sparql_parse import prepare_query, thread_query
+from ._term_kinds import algebra_parts
 
 if TYPE_CHECKING:  # rdflib's SPARQL package is imported by the first query parsed
     from rdflib.plugins.sparql.parserutils import CompValue
@@ -87,16 +88,10 @@ def remote_reads(query: Query) -> list[str]:
         named = "named" in clause
         iri = dict.get(clause, "named" if named else "default")
         found.append(f"FROM {'NAMED ' if named else ''}<{iri}>")
-    stack: list[Any] = [query.algebra]
-    while stack:
-        x = stack.pop()
+    for x in algebra_parts(query.algebra):
         if isinstance(x, CompValue) and x.name == "ServiceGraphPattern":
             term = dict.get(x, "term")
             found.append(f"SERVICE {term.n3() if term is not None else ''}".rstrip())
-        if isinstance(x, Mapping):
-            stack.extend(x.values())
-        elif isinstance(x, list | tuple):
-            stack.extend(x)
     return found
 
 
