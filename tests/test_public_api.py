@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import horismos
 
 PUBLIC = [
@@ -20,6 +24,20 @@ PUBLIC = [
     "check_inventory", "iter_trace", "load_definitions", "read_trace", "replay", "submit",
     "wait_for_instances",
 ]
+
+
+def _triage_agent(
+    assign_queue: Callable[..., Any] = dict, notify_nurse: Callable[..., Any] = dict, *more: Path
+) -> horismos.Agent:
+    """The triage example's agent (``more``: definition files loaded beside it), its two tools
+    these functions: by default each answers nothing (``dict``)."""
+    root = Path(__file__).resolve().parent.parent
+    return horismos.Agent.from_files(
+        root / "workflows" / "triage.ttl",
+        root / "ontologies" / "ehr.ttl",
+        *more,
+        tools={"ehr_client.assign_queue": assign_queue, "ehr_client.notify_nurse": notify_nurse},
+    )
 
 
 def test_the_public_names_are_exactly_these():
@@ -53,15 +71,10 @@ def test_the_command_line_starts_without_what_only_some_commands_use():
 def test_a_name_that_is_not_a_string_is_a_usage_error_saying_what_to_give():
     """``agent.run(world, focus=42)`` ended in ``AttributeError: 'int' object has no attribute
     'strip'``, from deep inside; it says what a name is."""
-    from pathlib import Path
-
     import pytest
 
     root = Path(__file__).resolve().parent.parent
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent()
     world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
     before = world.digest()
     for given in ({"focus": 42}, {"workflow": 42, "focus": ":patient42"}, {"focus": [":p"]}):
@@ -86,7 +99,6 @@ def test_a_users_program_type_checks_against_the_public_api(tmp_path):
     mypy run: each run type-checks the whole package first (~17 s of CPU)."""
     import subprocess
     import sys
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     (tmp_path / "handler.py").write_text(
@@ -145,15 +157,11 @@ def test_a_sync_entry_point_called_from_a_coroutine_says_what_to_await(tmp_path)
     leaves the world as it was."""
     import asyncio
     import warnings
-    from pathlib import Path
 
     import pytest
 
     root = Path(__file__).resolve().parent.parent
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent()
     world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
     before = world.digest()
     calls = {
@@ -183,21 +191,18 @@ def test_a_runs_instance_when_it_holds_none_says_where_to_read_them(tmp_path):
     """``run.instance`` (what ``agent.resume`` takes) of a run that holds no instance — a batch
     run with ``keep=False``, or ``all=True`` with every focus node finished — was a bare
     ``IndexError: list index out of range``; it is a UsageError saying why and what to use."""
-    from pathlib import Path
-
     import pytest
 
-    root = Path(__file__).resolve().parent.parent
     (tmp_path / "world.ttl").write_text(
         "@prefix : <http://example.org/ehr#> .\n"
         ":urgent a :AcuityLevel .\n"
         ":patient42 a :Patient ; :acuity :urgent .\n"
         ":nurse7 a :Nurse ; :onDuty true .\n"
     )
-    agent = horismos.Agent.from_files(
-        root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl",
-        tools={"ehr_client.assign_queue": lambda patient, queue: {"queueRef": "Q-URGENT-1"},
-               "ehr_client.notify_nurse": lambda patient, nurse, ref: {"assignedNurse": nurse}})
+    agent = _triage_agent(
+        lambda patient, queue: {"queueRef": "Q-URGENT-1"},
+        lambda patient, nurse, ref: {"assignedNurse": nurse},
+    )
     world = horismos.World.from_files(tmp_path / "world.ttl")
     ended: list[horismos.InstanceRun] = []
     batch = agent.run(world, all=True, keep=False, on_instance=ended.append)
@@ -216,11 +221,8 @@ def test_a_curie_of_two_namespaces_is_an_exported_error_naming_them(tmp_path):
     ``focus=":patient42"`` raise ``horismos._errors.AmbiguousName`` — in the documented error
     tree, with the IRIs it could mean in ``candidates``, but not importable from ``horismos``:
     catching it by name took a private module. It is exported."""
-    from pathlib import Path
-
     import pytest
 
-    root = Path(__file__).resolve().parent.parent
     (tmp_path / "other.ttl").write_text(
         "@prefix : <http://example.org/other#> .\n"
         "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
@@ -231,10 +233,7 @@ def test_a_curie_of_two_namespaces_is_an_exported_error_naming_them(tmp_path):
         ":urgent a :AcuityLevel .\n:patient42 a :Patient ; :acuity :urgent .\n"
         "o:patient42 a o:Thing .\n"
     )
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl", tmp_path / "other.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent(dict, dict, tmp_path / "other.ttl")
     world = horismos.World.from_files(tmp_path / "world.ttl")
     with pytest.raises(horismos.AmbiguousName, match="write the full IRI") as e:
         agent.run(world, focus=":patient42")
@@ -249,7 +248,6 @@ def test_every_public_member_is_in_the_reference():
     none, so the Python API reference said nothing of them (nor of ``catalog.acall``,
     ``agent.workflow``, …). Every public method and property of an exported class has one."""
     import inspect
-    from pathlib import Path
 
     reference = (Path(__file__).resolve().parent.parent / "docs" / "reference"
                  / "python-api.md").read_text()
@@ -272,15 +270,10 @@ def test_every_public_member_is_in_the_reference():
 def test_saving_a_trace_into_a_folder_that_does_not_exist_says_so(tmp_path):
     """``run.trace.save("out/trace.jsonl")`` with no ``out/`` raised a bare
     ``FileNotFoundError``, where ``agent.run(trace=...)`` says which folder to create."""
-    from pathlib import Path
-
     import pytest
 
     root = Path(__file__).resolve().parent.parent
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent()
     run = agent.run(horismos.World.from_files(root / "examples" / "triage" / "world.ttl"),
                     focus=":patient44")
     with pytest.raises(horismos.UsageError, match=r"the folder .*out does not exist; create it"):
@@ -293,17 +286,12 @@ def test_the_python_api_never_writes_a_trace_over_another_unless_told(tmp_path, 
     already there (an incident's, perhaps its only record), where ``run --trace`` refuses it.
     Both refuse with :class:`TraceExists` in the command line's words, the file left byte for
     byte; ``overwrite=True`` writes over it on purpose."""
-    from pathlib import Path
-
     import pytest
 
     from horismos._cli import main
 
     root = Path(__file__).resolve().parent.parent
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent()
     world = root / "examples" / "triage" / "world.ttl"
     incident = tmp_path / "incident.jsonl"
     first = agent.run(horismos.World.from_files(world), focus=":patient44", trace=incident)
@@ -343,15 +331,10 @@ def test_a_closed_world_used_again_says_it_is_closed(tmp_path):
     ``AttributeError: 'OxigraphStore' object has no attribute '_store'`` from inside the store,
     on ``load`` as on a run. It is a UsageError saying the world is closed and what to do;
     closing again still does nothing, and the store reopens with what it held."""
-    from pathlib import Path
-
     import pytest
 
     root = Path(__file__).resolve().parent.parent
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": dict,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent()
     store = f"oxigraph:{tmp_path / 'world'}"
     with horismos.World.open(store) as world:
         world.load(root / "examples" / "triage" / "world.ttl")
@@ -375,7 +358,6 @@ def test_a_module_allowed_as_one_string_is_that_module(monkeypatch):
     ``r``… — and the run refused ``python:ehr_client.assign_queue`` as "in no module you
     allowed". A string names modules as ``allow=`` names classes: one, or several between
     commas."""
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     monkeypatch.syspath_prepend(str(root / "examples" / "triage"))
@@ -395,7 +377,6 @@ def test_errors_and_step_records_survive_pickle_and_deepcopy():
     fields."""
     import copy
     import pickle
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
 
@@ -403,10 +384,7 @@ def test_errors_and_step_records_survive_pickle_and_deepcopy():
         number = int("42")  # not a string: the gate rejects it
         return {"queueRef": number}
 
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": assign_queue,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent(assign_queue)
     run = agent.run(horismos.World.from_files(root / "examples" / "triage" / "world.ttl"),
                     focus=":patient42")
     assert isinstance(run.error, horismos.InstanceFailed)
@@ -438,8 +416,6 @@ def test_a_python_callers_mistake_is_told_in_python_terms(tmp_path):
     with no focus "(or run with --all)", a discovery with a focus and no world "(--world F)",
     an HTTP tool's host outside the allowed ones "add it with --allow-host 127.0.0.1". Each
     also names the Python argument, as the refusal of an unregistered binding does."""
-    from pathlib import Path
-
     import pytest
 
     root = Path(__file__).resolve().parent.parent
@@ -461,7 +437,6 @@ def test_a_python_callers_mistake_is_told_in_python_terms(tmp_path):
 def _triage_held_in_call(calls: list[str]):
     """The triage agent and world, its assign_queue entered and never answering."""
     import asyncio
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     entered = asyncio.Event()
@@ -477,6 +452,19 @@ def _triage_held_in_call(calls: list[str]):
                                       root / "ontologies" / "ehr.ttl", tools=tools)
     world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
     return agent, world, entered
+
+
+async def _triage_left_mid_call(calls: list[str]):
+    """The triage agent and world after an ``arun`` of :patient42 was cancelled in its
+    assign_queue call (a caller's timeout): its instance left running, no run driving it."""
+    import asyncio
+
+    agent, world, entered = _triage_held_in_call(calls)
+    task = asyncio.create_task(agent.arun(world, focus=":patient42"))
+    await entered.wait()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return agent, world
 
 
 def test_an_instance_a_live_run_drives_is_said_running_not_completed():
@@ -516,11 +504,7 @@ def test_an_instance_no_run_drives_is_gone_on_with_not_answered_running_for_ever
     calls: list[str] = []
 
     async def scenario() -> tuple[horismos.Run, horismos.World]:
-        agent, world, entered = _triage_held_in_call(calls)
-        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
-        await entered.wait()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        agent, world = await _triage_left_mid_call(calls)
         return await agent.arun(world, focus=":patient42", again=False), world
 
     found, world = asyncio.run(scenario())
@@ -540,11 +524,7 @@ def test_a_failed_instance_answered_again_keeps_its_errors_class():
     calls: list[str] = []
 
     async def scenario() -> tuple[horismos.Run, horismos.Run]:
-        agent, world, entered = _triage_held_in_call(calls)
-        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
-        await entered.wait()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        agent, world = await _triage_left_mid_call(calls)
         ran = await agent.arun(world, focus=":patient42", again=False)
         return ran, await agent.arun(world, focus=":patient42", again=False)
 
@@ -562,7 +542,6 @@ def test_an_async_callback_is_refused_before_the_run_not_dropped():
     reported none: each call made a coroutine that never ran (a RuntimeWarning at most).
     It is a UsageError before anything runs, saying to give a plain function."""
     import asyncio
-    from pathlib import Path
 
     import pytest
 
@@ -573,10 +552,7 @@ def test_an_async_callback_is_refused_before_the_run_not_dropped():
         called.append("assign_queue")
         return {"queueRef": "Q-URGENT-1"}
 
-    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
-                                      root / "ontologies" / "ehr.ttl",
-                                      tools={"ehr_client.assign_queue": assign_queue,
-                                             "ehr_client.notify_nurse": dict})
+    agent = _triage_agent(assign_queue)
     world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
     before = world.digest()
 
