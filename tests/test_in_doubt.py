@@ -951,23 +951,34 @@ def test_a_payment_in_doubt_is_not_made_again_with_its_amount_written_otherwise(
 
 
 
-def test_a_payment_an_earlier_version_left_in_doubt_is_still_held(tmp_path: Path) -> None:
-    """Numbers came to be keyed by value: a payment of 12.0 the version before left in doubt,
-    kept at its amount's text, was no longer found, and a call of 12.0 paid again. It is
-    looked for there too, and `tools reconcile` clears it there."""
+def _kept_in_doubt_before(
+        tmp_path: Path, facts: str, amount: str) -> tuple[tuple[str, str], URIRef]:
+    """The payment definitions, the world's ``facts`` and the command line's tools in
+    ``tmp_path``, loaded into an on-disk store that holds a payment of account A1 left in
+    doubt as a version before kept it: at the key of its arguments as written, the amount the
+    ``xsd:decimal`` of lexical form ``amount`` (quoted). The store's option, and the node the
+    call is kept at."""
     (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ':b1 a :Bill .\n')
+    (tmp_path / "world.ttl").write_text(PREFIXES + facts + "\n")
     (tmp_path / "tools.py").write_text(CLI_TOOLS)
     store = ("--store", f"oxigraph:{tmp_path / 'store'}")
     loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
     assert loaded.returncode == 0, loaded.stderr
-    # the call in doubt as the version before kept it: keyed by its arguments' text
-    args = {"account": '"A1"', "amount": f'"12.0"^^<{XSD_NS}decimal>'}
+    args = {"account": '"A1"', "amount": f"{amount}^^<{XSD_NS}decimal>"}
     tool, call = EX["t.pay"], URIRef("urn:horismos:call:earlier")
     node = doubt_node(tool, Literal(json.dumps(args, sort_keys=True, ensure_ascii=False)))
     started = Literal("2026-01-01T00:00:00Z", datatype=URIRef(XSD_NS + "dateTime"))
     with World.open(store[1], create=False) as world:
         world.commit(Change(add=list(announce(call, call, tool, started, [args], node).quads)))
+    return store, node
+
+
+def test_a_payment_an_earlier_version_left_in_doubt_is_still_held(tmp_path: Path) -> None:
+    """Numbers came to be keyed by value: a payment of 12.0 the version before left in doubt,
+    kept at its amount's text, was no longer found, and a call of 12.0 paid again. It is
+    looked for there too, and `tools reconcile` clears it there."""
+    # the call in doubt as the version before kept it: keyed by its arguments' text
+    store, node = _kept_in_doubt_before(tmp_path, ":b1 a :Bill .", '"12.0"')
     pay = ("tools", "call", "t.pay", "defs.ttl", *store, "--allow", ",".join(ALLOW), "--tools",
            "tools.py", "--format", "json", "--args", '{"account": "A1", "amount": 12.0}')
     p = _cli(tmp_path, *pay)
@@ -1032,19 +1043,8 @@ def test_a_payment_the_version_before_left_in_doubt_under_its_datatype_is_still_
     ``"12"^^xsd:integer`` now. Looked for only there, that payment in doubt was no longer
     found and the next one was made; it is looked for there too, by a call and by a step,
     and `tools reconcile` clears it there."""
-    (tmp_path / "defs.ttl").write_text(PREFIXES + PAY)
-    (tmp_path / "world.ttl").write_text(
-        PREFIXES + ':b1 a :Bill ; :account "A1" ; :amount 12.0 .\n')
-    (tmp_path / "tools.py").write_text(CLI_TOOLS)
-    store = ("--store", f"oxigraph:{tmp_path / 'store'}")
-    loaded = _cli(tmp_path, "load", "defs.ttl", "world.ttl", *store)
-    assert loaded.returncode == 0, loaded.stderr
-    args = {"account": '"A1"', "amount": f'"12"^^<{XSD_NS}decimal>'}
-    tool, call = EX["t.pay"], URIRef("urn:horismos:call:earlier")
-    node = doubt_node(tool, Literal(json.dumps(args, sort_keys=True, ensure_ascii=False)))
-    started = Literal("2026-01-01T00:00:00Z", datatype=URIRef(XSD_NS + "dateTime"))
-    with World.open(store[1], create=False) as world:
-        world.commit(Change(add=list(announce(call, call, tool, started, [args], node).quads)))
+    store, node = _kept_in_doubt_before(
+        tmp_path, ':b1 a :Bill ; :account "A1" ; :amount 12.0 .', '"12"')
     allow = ("--allow", ",".join(ALLOW), "--tools", "tools.py")
     pay = ("tools", "call", "t.pay", "defs.ttl", *store, *allow, "--format", "json",
            "--args", '{"account": "A1", "amount": 12}')
