@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,3 +49,26 @@ def mcp_http_server(*extra: str, port: int | None = None) -> Iterator[str]:
     finally:
         proc.kill()
         proc.wait()
+
+
+@contextmanager
+def horismos_serving_http(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """``horismos serve ARGS --transport http`` in ``cwd`` on a free port, forked as the tests
+    run every command (:mod:`forked`): its MCP URL once it listens; stopped (SIGTERM, as an
+    operator stops it) at the end."""
+    from forked import Popen
+
+    port = free_port()
+    proc = Popen(
+        [sys.executable, "-m", "horismos", "serve", *args, "--transport", "http",
+         "--port", str(port)],
+        cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE)
+    try:
+        wait_listening(proc, port, "horismos serve")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)

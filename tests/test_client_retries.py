@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from forked import Popen, horismos_forked
 from in_process import horismos_load
-from listening import free_port, wait_listening
+from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
 from test_durable import PREFIXES
 
@@ -174,48 +174,38 @@ def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started
 
     shop(tmp_path)
     server = OxigraphServer(tmp_path / "db")
-    serving: list[subprocess.Popen[bytes]] = []
     try:
         horismos_load(tmp_path, server.store, "world.ttl")
-        urls = []
-        for _ in range(2):
-            port = free_port()
-            proc = Popen(
-                [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
-                 "--store", server.store, "--run-workflow", "--transport", "http",
-                 "--port", str(port)], cwd=tmp_path, env=_env(tmp_path, 1.0),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            serving.append(proc)
-            wait_listening(proc, port, "horismos serve")
-            urls.append(f"http://127.0.0.1:{port}/mcp")
-        pay = {"workflow": ":Pay", "focus": ":o1"}
+        serve = ("pay.ttl", "--tools", "payments.py", "--store", server.store,
+                 "--run-workflow")
+        with (horismos_serving_http(tmp_path, *serve, env=_env(tmp_path, 1.0)) as one,
+              horismos_serving_http(tmp_path, *serve, env=_env(tmp_path, 1.0)) as two):
+            urls = [one, two]
+            pay = {"workflow": ":Pay", "focus": ":o1"}
 
-        async def ask(url: str, **more: bool) -> dict:
-            async with Client(url, cache=None) as client:
-                answer = await client.call_tool("run_workflow", {**pay, **more})
-                return {"error": answer.is_error, "text": answer.content[0].text,
-                        **(answer.structured_content or {})}
+            async def ask(url: str, **more: bool) -> dict:
+                async with Client(url, cache=None) as client:
+                    answer = await client.call_tool("run_workflow", {**pay, **more})
+                    return {"error": answer.is_error, "text": answer.content[0].text,
+                            **(answer.structured_content or {})}
 
-        async def both() -> list[dict]:
-            return list(await asyncio.gather(*(ask(url) for url in urls)))
+            async def both() -> list[dict]:
+                return list(await asyncio.gather(*(ask(url) for url in urls)))
 
-        first = asyncio.run(both())
-        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], first
-        retried = asyncio.run(both())
-        assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], retried
-        for answer in retried:
-            assert answer["status"] == "completed" and answer["ran"] is False, answer
-            assert answer["steps"] == [] and '"again": true' in answer["text"]
-        started = {a["instance"] for a in [*first, *retried] if "instance" in a}
-        assert len(started) == 1, (first, retried)
-        again = asyncio.run(ask(urls[0], again=True))
-        assert again["status"] == "completed" and again["ran"] is True, again
-        assert again["instance"] not in started
-        assert len(ledger(tmp_path)) == 2
+            first = asyncio.run(both())
+            assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], first
+            retried = asyncio.run(both())
+            assert ledger(tmp_path) == ["bill http://example.org/pay#o1"], retried
+            for answer in retried:
+                assert answer["status"] == "completed" and answer["ran"] is False, answer
+                assert answer["steps"] == [] and '"again": true' in answer["text"]
+            started = {a["instance"] for a in [*first, *retried] if "instance" in a}
+            assert len(started) == 1, (first, retried)
+            again = asyncio.run(ask(urls[0], again=True))
+            assert again["status"] == "completed" and again["ran"] is True, again
+            assert again["instance"] not in started
+            assert len(ledger(tmp_path)) == 2
     finally:
-        for proc in serving:
-            proc.terminate()
-            proc.wait(10)
         server.stop()
 
 

@@ -11,14 +11,11 @@ cancellation already (tests/test_idempotency_keys.py); the run it starts is now 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 
 import pytest
-from forked import Popen
 from in_process import horismos_load
-from listening import free_port, wait_listening
+from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, ledger, shop
 
@@ -38,38 +35,30 @@ def test_a_run_workflow_given_up_mid_call_lands_what_its_tool_answered(tmp_path,
     else:
         horismos_load(tmp_path, store, "world.ttl")
         where = ["--store", store]
-    port = free_port()
-    serving = Popen(
-        [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
-         *where, "--run-workflow", "--transport", "http", "--port", str(port)],
-        cwd=tmp_path, env=_env(tmp_path, 1.5), stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_listening(serving, port, "horismos serve")
-        url = f"http://127.0.0.1:{port}/mcp"
+        with horismos_serving_http(
+                tmp_path, "pay.ttl", "--tools", "payments.py", *where, "--run-workflow",
+                env=_env(tmp_path, 1.5)) as url:
+            async def ask(name: str, args: dict, timeout: float | None = None) -> dict | None:
+                async with Client(url, cache=None) as client:
+                    try:
+                        answer = await client.call_tool(name, args, timeout)
+                    except Exception:  # the client's own timeout: the answer is lost
+                        return None
+                    return {"error": answer.is_error, "text": answer.content[0].text,
+                            **(answer.structured_content or {})}
 
-        async def ask(name: str, args: dict, timeout: float | None = None) -> dict | None:
-            async with Client(url, cache=None) as client:
-                try:
-                    answer = await client.call_tool(name, args, timeout)
-                except Exception:  # the client's own timeout: the answer is lost
-                    return None
-                return {"error": answer.is_error, "text": answer.content[0].text,
-                        **(answer.structured_content or {})}
-
-        pay = {"workflow": ":Pay", "focus": ":o1"}
-        assert asyncio.run(ask("run_workflow", pay, timeout=0.3)) is None
-        deadline = time.monotonic() + 30
-        while True:  # the retry waits its turn behind the first run, which lands
-            again = asyncio.run(ask("run_workflow", pay))
-            assert again is not None
-            if again["status"] != "running" or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        assert again["status"] == "completed" and again["ran"] is False, again
-        assert ledger(tmp_path) == [BILLED]
+            pay = {"workflow": ":Pay", "focus": ":o1"}
+            assert asyncio.run(ask("run_workflow", pay, timeout=0.3)) is None
+            deadline = time.monotonic() + 30
+            while True:  # the retry waits its turn behind the first run, which lands
+                again = asyncio.run(ask("run_workflow", pay))
+                assert again is not None
+                if again["status"] != "running" or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert again["status"] == "completed" and again["ran"] is False, again
+            assert ledger(tmp_path) == [BILLED]
     finally:
-        serving.terminate()
-        serving.communicate(timeout=60)
         if shared is not None:
             shared.stop()

@@ -10,13 +10,10 @@ was no trace (its lines cut into each other). Each call now takes a file no othe
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
-from forked import Popen
 from in_process import horismos_load
-from listening import free_port, wait_listening
+from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
 
 from horismos import read_trace
@@ -49,37 +46,27 @@ def test_two_servers_sharing_a_trace_folder_keep_every_calls_trace(tmp_path: Pat
         "@prefix : <http://example.org/shop#> .\n"
         + "".join(f":o{i} a :Order .\n" for i in range(ORDERS)))
     server = OxigraphServer(tmp_path / "db")
-    serving: list[subprocess.Popen[bytes]] = []
     try:
         horismos_load(tmp_path, server.store, "world.ttl")
-        urls = []
-        for _ in range(2):
-            port = free_port()
-            proc = Popen(
-                [sys.executable, "-m", "horismos", "serve", "defs.ttl", "--tools", "shop.py",
-                 "--store", server.store, "--transport", "http", "--port", str(port),
-                 "--trace-dir", "traces"], cwd=tmp_path,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            serving.append(proc)
-            wait_listening(proc, port, "horismos serve")
-            urls.append(f"http://127.0.0.1:{port}/mcp")
+        serve = ("defs.ttl", "--tools", "shop.py", "--store", server.store,
+                 "--trace-dir", "traces")
+        with (horismos_serving_http(tmp_path, *serve) as one,
+              horismos_serving_http(tmp_path, *serve) as two):
+            urls = [one, two]
 
-        async def note(url: str, order: int) -> bool:
-            async with Client(url, cache=None) as client:
-                answer = await client.call_tool("t.note", {"order": f":o{order}"})
-                return not answer.is_error
+            async def note(url: str, order: int) -> bool:
+                async with Client(url, cache=None) as client:
+                    answer = await client.call_tool("t.note", {"order": f":o{order}"})
+                    return not answer.is_error
 
-        async def rounds() -> list[bool]:
-            done: list[bool] = []
-            for r in range(0, ORDERS, 2):
-                done += await asyncio.gather(note(urls[0], r), note(urls[1], r + 1))
-            return done
+            async def rounds() -> list[bool]:
+                done: list[bool] = []
+                for r in range(0, ORDERS, 2):
+                    done += await asyncio.gather(note(urls[0], r), note(urls[1], r + 1))
+                return done
 
-        assert all(asyncio.run(rounds()))
+            assert all(asyncio.run(rounds()))
     finally:
-        for proc in serving:
-            proc.terminate()
-            proc.wait(10)
         server.stop()
     traces = sorted((tmp_path / "traces").iterdir())
     assert len(traces) == ORDERS, traces

@@ -20,7 +20,7 @@ import pytest
 from conftest import Build
 from forked import Popen
 from in_process import horismos_load
-from listening import free_port, wait_listening
+from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
 from test_client_retries import _env, cli, ledger, shop, start
 from test_durable import PREFIXES
@@ -184,16 +184,10 @@ def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
     from mcp import Client
 
     shop(tmp_path)
-    port = free_port()
-    serving = Popen(
-        [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
-         "--store", "oxigraph:store", "--world", "world.ttl", "--allow",
-         "ReadOnly,HostStateWrite,ExternalCommit", "--transport", "http", "--port", str(port)],
-        cwd=tmp_path, env=_env(tmp_path, 1.5), stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_listening(serving, port, "horismos serve")
-        url = f"http://127.0.0.1:{port}/mcp"
+    with horismos_serving_http(
+            tmp_path, "pay.ttl", "--tools", "payments.py", "--store", "oxigraph:store",
+            "--world", "world.ttl", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
+            env=_env(tmp_path, 1.5)) as url:
         order = {"order": ":o1"}
 
         async def bill(key: str | None, timeout: float | None = None) -> dict | None:
@@ -219,9 +213,6 @@ def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
         assert other["error"] and other["error_kind"] == "idempotency_key_reused", other
         assert asyncio.run(bill(None))["status"] == "completed"  # type: ignore[index]
         assert ledger(tmp_path) == [BILLED, BILLED]
-    finally:
-        serving.terminate()
-        serving.communicate(timeout=60)
 
 
 def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> None:
@@ -232,17 +223,9 @@ def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> N
 
     shop(tmp_path)
     (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
-    port = free_port()
-    serving = Popen(
-        [sys.executable, "-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py",
-         "--world", "world.ttl", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
-         "--transport", "http", "--port", str(port)],
-        cwd=tmp_path, env=_env(tmp_path, 2.0), stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_listening(serving, port, "horismos serve")
-        url = f"http://127.0.0.1:{port}/mcp"
-
+    with horismos_serving_http(
+            tmp_path, "pay.ttl", "--tools", "payments.py", "--world", "world.ttl", "--allow",
+            "ReadOnly,HostStateWrite,ExternalCommit", env=_env(tmp_path, 2.0)) as url:
         async def bill(order: str, timeout: float | None = None, after: float = 0.0) -> bool:
             await asyncio.sleep(after)
             async with Client(url, cache=None) as client:
@@ -260,9 +243,6 @@ def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> N
         # behind both answers only when everything queued before it has ended
         assert asyncio.run(bill(":o1"))
         assert [line for line in ledger(tmp_path) if line.endswith("#o2")] == []
-    finally:
-        serving.terminate()
-        serving.communicate(timeout=60)
 
 
 async def _other(url: str) -> dict:
