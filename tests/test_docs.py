@@ -361,3 +361,31 @@ def test_the_approval_walkthrough_waits_is_approved_and_calls(fresh: Path) -> No
         assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
     assert ":ehr.assign_queue(patient=:patient42, queue=:urgent)  completed" in done.stdout
     assert (fresh / "done.trig").is_file()
+
+
+def test_the_durability_guides_failed_row_is_what_instances_prints(fresh: Path) -> None:
+    """docs/guide/durability.md "Operating instances": a tool raising for :patient43, the
+    table's failed row says why as ``horismos instances`` does. The page showed the error
+    without its kind, ``tool_error:``, which the text above it says leads."""
+    (fresh / "raising.py").write_text(
+        "def assign_queue(patient, queue):\n"
+        "    if patient.endswith('patient43'):\n"
+        "        raise ConnectionError('EHR refused the connection: queue service down')\n"
+        "    return {'queueRef': 'Q-URGENT-1'}\n\n"
+        "def notify_nurse(patient, nurse, ref):\n"
+        "    return {'assignedNurse': nurse}\n", encoding="utf-8")
+    triage = (fresh / "workflows" / "triage.ttl").read_text(encoding="utf-8")
+    (fresh / "triage.ttl").write_text(triage.replace("python:ehr_client.", "python:"),
+                                      encoding="utf-8")
+    store = ("--store", "oxigraph:store")
+    assert _run("horismos load examples/triage/world.ttl --store oxigraph:store",
+                fresh).returncode == 0
+    defs = ("triage.ttl", "ontologies/ehr.ttl")
+    ran = horismos_forked(fresh, "run", *defs, *store, "--tools", "raising.py", "--all",
+                          timeout=120)
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # an instance failed
+    listed = horismos_forked(fresh, "instances", *defs, *store, timeout=120)
+    (printed,) = [r for r in listed.stdout.splitlines() if ":patient43" in r]
+    (shown,) = [r for r in _shown("docs/guide/durability.md", "`InstanceSummary` records")
+                .splitlines() if ":patient43" in r]
+    assert printed.split("  ")[-1] == shown.split("  ")[-1], (printed, shown)
