@@ -74,7 +74,7 @@ class ArgumentChecks(PatternReading):
                 )
                 self.error(
                     step.iri,
-                    f'argument "{a.name}" of {step.tool.name} takes a {wanted} '
+                    f'argument "{a.name}" of {self.n(step.tool.iri)} takes a {wanted} '
                     f"({'of class ' if a.is_class else 'of '}{self.n(a.type)}), but ?{var} is "
                     f"{given}: every call is refused, after the steps before it have acted",
                     f'give "{a.name}" from a variable the pattern binds to a {wanted} '
@@ -108,7 +108,7 @@ class ArgumentChecks(PatternReading):
                 for a in nxt.tool.args:
                     if nxt.var_for(a.name) == var and (a.is_class != (kind == "node")):
                         wanted = "node" if a.is_class else "literal"
-                        why = f'it gives ?{var} to argument "{a.name}" of {nxt.tool.name}'
+                        why = f'it gives ?{var} to argument "{a.name}" of {self.n(nxt.tool.iri)}'
                         why += f", which takes a {wanted} of {self.n(a.type)}"
                         so = "every choice is refused when the tool is called"
                         break
@@ -172,7 +172,7 @@ class ArgumentChecks(PatternReading):
                     algebra,
                     var,
                     a,
-                    step.tool.name,
+                    self.n(step.tool.iri),
                     (f"horis:requires binds ?{var} to nodes of ", ""),
                     "it gives",
                     "call is refused, after the steps before it have acted",
@@ -194,7 +194,7 @@ class ArgumentChecks(PatternReading):
         value = bound_constant(algebra, var)
         if value is None:
             return False
-        name = step.tool.name
+        name = self.n(step.tool.iri)
         if a.is_class:
             if not isinstance(value, Literal):
                 return False
@@ -264,7 +264,8 @@ class ArgumentChecks(PatternReading):
                             step.iri,
                             f"horis:requires binds ?{var} to a value of {self.n(p)}, whose "
                             f'rdfs:range is {self.n(r)}, but it gives argument "{a.name}" of '
-                            f"{step.tool.name}, which takes a literal of {self.n(a.type)}: a "
+                            f"{self.n(step.tool.iri)}, which takes a literal of "
+                            f"{self.n(a.type)}: a "
                             f"value of {self.n(r)} is taken only when written as an integer "
                             "(12); one with a fraction (2.5) is refused, after the steps before "
                             "it have acted",
@@ -278,7 +279,7 @@ class ArgumentChecks(PatternReading):
                     variable_needle(var),
                     step.iri,
                     f"horis:requires binds ?{var} to a value of {self.n(p)}, whose rdfs:range "
-                    f'is {self.n(r)}, but it gives argument "{a.name}" of {step.tool.name}, '
+                    f'is {self.n(r)}, but it gives argument "{a.name}" of {self.n(step.tool.iri)}, '
                     f"which takes a literal of {self.n(a.type)}"
                     + self.only_exactly(a.type, r)
                     + ": every call is refused, after the steps before it have acted",
@@ -295,14 +296,15 @@ class ArgumentChecks(PatternReading):
                     variable_needle(var),
                     step.iri,
                     f"horis:requires binds ?{var} to a value of {self.n(p)}, which "
-                    f"{tool.name} writes as a literal of {self.n(written)} (its effect's "
-                    f'horis:type), but it gives argument "{a.name}" of {step.tool.name}, which '
+                    f"{self.n(tool.iri)} writes as a literal of {self.n(written)} (its effect's "
+                    f'horis:type), but it gives argument "{a.name}" of '
+                    f"{self.n(step.tool.iri)}, which "
                     f"takes a literal of {self.n(a.type)}"
                     + self.only_exactly(a.type, written)
                     + ": every call given a value it wrote is refused, after the steps before "
                     "it have acted",
                     f'declare "{a.name}" horis:type {self.n(written)}, or write '
-                    f"{self.n(p)} as {self.n(a.type)} in {tool.name}'s effect",
+                    f"{self.n(p)} as {self.n(a.type)} in {self.n(tool.iri)}'s effect",
                     (step.iri, HORIS.requires),
                 )
                 return
@@ -347,7 +349,7 @@ class ArgumentChecks(PatternReading):
                 algebra,
                 var,
                 a,
-                nxt.tool.name,
+                self.n(nxt.tool.iri),
                 ("the horis:candidates query gives nodes of ", f" as ?{var}"),
                 f"horis:next {self.n(nxt.iri)} gives ?{var} to",
                 "choice is refused when the tool is called",
@@ -417,7 +419,8 @@ class ArgumentChecks(PatternReading):
                 props = ", ".join(sorted(self.n(p) for p in one))
                 self.warn(
                     step.iri,
-                    f"horis:forEach calls {step.tool.name} once per solution, and every call "
+                    f"horis:forEach calls {self.n(step.tool.iri)} once per solution, and every "
+                    "call "
                     f'writes {props} on the focus (horis:subject "{effect.subject}" is given '
                     f"from ?this), which a domain shape allows one value of (sh:maxCount 1): "
                     f"where the pattern has two solutions the focus would hold two, so the "
@@ -432,7 +435,7 @@ class ArgumentChecks(PatternReading):
             props = ", ".join(self.n(a.property) for a in single)
             self.warn(
                 step.iri,
-                f"horis:forEach calls {step.tool.name} once per solution, and every call "
+                f"horis:forEach calls {self.n(step.tool.iri)} once per solution, and every call "
                 f'writes {props} on the focus (horis:subject "{effect.subject}" is given from '
                 f"?this): the focus ends with a value per call where the effect says one",
                 f"declare horis:many true on {props} if the focus takes several, or give "

@@ -113,7 +113,7 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                     defs.sources.problem(
                         "warning",
                         step.iri,
-                        f'argument "{arg.name}" of {step.tool.name} is required, but '
+                        f'argument "{arg.name}" of {defs.name(step.tool.iri)} is required, but '
                         f"?{var} is bound only when an OPTIONAL or one side of a UNION "
                         "matches: the step fails whenever it does not",
                         f"bind ?{var} outside the OPTIONAL, or declare the argument "
@@ -171,7 +171,7 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 defs.sources.problem(
                     "error",
                     step.iri,
-                    f'argument "{arg.name}" of {step.tool.name} is required, but {how}',
+                    f'argument "{arg.name}" of {defs.name(step.tool.iri)} is required, but {how}',
                     hint,
                     at=at,
                 )

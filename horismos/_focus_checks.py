@@ -89,7 +89,8 @@ class FocusChecks(ArgumentChecks):
                             self.step_of(src),
                             f"{self.n(pred)} {self.n(dst)} leads {self.n(wf.iri)} into a step of "
                             f"{' and '.join(sorted(owners))}: {self.n(step.iri)} gives "
-                            f'argument "{a.name}" of {step.tool.name} (a {self.n(a.type)}) from '
+                            f'argument "{a.name}" of {self.n(step.tool.iri)} '
+                            f"(a {self.n(a.type)}) from "
                             f"?this, but {self.n(wf.iri)} runs for nodes of {self.n(focus)} "
                             "(its horis:focusType): unless a node is both, every call is refused, "
                             "after the steps before it have acted",
@@ -100,7 +101,7 @@ class FocusChecks(ArgumentChecks):
                     bind = self.bind_of(step.iri, a.name)
                     self.warn(
                         step.iri,
-                        f'horis:bind gives argument "{a.name}" of {step.tool.name} (a '
+                        f'horis:bind gives argument "{a.name}" of {self.n(step.tool.iri)} (a '
                         f"{self.n(a.type)}) from ?this, but {self.n(wf.iri)} runs for nodes "
                         f"of {self.n(focus)} (its horis:focusType): unless a node is both, "
                         "every call is refused, after the steps before it have acted",
@@ -297,7 +298,7 @@ class FocusChecks(ArgumentChecks):
                     + f"{self.n(tool.iri)} writes {writes} on ?this, but {shapes} allows one "
                     f"value of {name} (sh:maxCount 1): an effect adds a value and never "
                     f"replaces one, so the node holds two once it lands and the gate rejects "
-                    f"what {tool.name} returns"
+                    f"what {self.n(tool.iri)} returns"
                     + (" every time" if r.certain else ", unless it is the value held")
                     + " — after the tool has acted",
                     f"record the new state under a property of its own (not {name}), or drop "
@@ -340,7 +341,7 @@ class FocusChecks(ArgumentChecks):
                     rf"(?:{re.escape(name)}|<{re.escape(str(prop))}>)(?![\w-])",
                     owner,
                     f"a horis:when rule requires {name} of ?this, which only "
-                    + ", ".join(t.name for t in by)
+                    + ", ".join(self.n(t.iri) for t in by)
                     + (f" (at {', '.join(at)})" if at else "")
                     + f" writes, and no step that can run before {self.n(step.iri)} does: "
                     "the rule never holds here, and every instance goes on as if it were false "
@@ -392,7 +393,7 @@ class FocusChecks(ArgumentChecks):
                 continue  # the effect's subject is the mistake, said at the tool
             if prop in self.defs.undeclared:
                 continue  # a misspelt property: said at the pattern, with the one meant
-            name, tool, me = self.n(prop), step.tool.name, self.n(step.iri)
+            name, tool, me = self.n(prop), self.n(step.tool.iri), self.n(step.iri)
             tested = self.sparql_term(s)
             writes = sorted(
                 self.n(a.property) for a in (step.tool.effect.asserts if step.tool.effect else ())
@@ -455,7 +456,8 @@ class FocusChecks(ArgumentChecks):
                 "warning",
                 step.iri,
                 f"horis:onError {there}, whose horis:requires needs {name} of ?this, which only "
-                f"{step.tool.name} writes — the call that failed, and wrote nothing: after a "
+                f"{self.n(step.tool.iri)} writes — the call that failed, and wrote nothing: "
+                "after a "
                 f"failure {there} never fires, and the instance stops there, blocked",
                 f"send horis:onError to a step that does not need {name} (a horis:WaitStep "
                 f"for an operator), or read it in an OPTIONAL in {there}'s pattern",

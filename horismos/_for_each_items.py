@@ -83,7 +83,7 @@ class ForEachItems(PatternReading):
                         "warning",
                         written_needle(p) or re.escape(name),
                         step.iri,
-                        f"horis:forEach calls {step.tool.name} once per ?{item}, which the "
+                        f"horis:forEach calls {self.n(step.tool.iri)} once per ?{item}, which the "
                         f"pattern reaches through {name}; no tool's effect writes {name} and "
                         "the world holds no statement of it, so the step has no item for any "
                         "instance, and every instance stops there, blocked",

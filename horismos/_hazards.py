@@ -339,7 +339,8 @@ def _repeated_call(
     )
     return Hazard(
         step.iri,
-        f"the step is on a cycle ({path_text(route, steps, name)}) and its tool {tool.name} is "
+        f"the step is on a cycle ({path_text(route, steps, name)}) and its tool "
+        f"{name(tool.iri)} is "
         f"not idempotent: {again} or the instance runs out of steps (horis:maxSteps, {budget} here)"
         + (
             f"; the horis:until of {', '.join(answered)}, once a person's answer makes "
@@ -355,7 +356,7 @@ def _repeated_call(
             if failing
             else "make the loop's horis:requires depend on something the tool writes, or "
         )
-        + f"declare {tool.name} horis:idempotent true if calling it again does no harm",
+        + f"declare {name(tool.iri)} horis:idempotent true if calling it again does no harm",
     )
 
 
@@ -398,12 +399,12 @@ def endless_loops(
         first = actions[0]
         at = cycle.index(first.iri)
         shown = [*cycle[at:-1], *cycle[:at], first.iri]
-        tools = sorted({a.tool.name for a in actions if a.tool is not None})
+        tools = sorted({name(a.tool.iri) for a in actions if a.tool is not None})
         # acting each time round unattended: a tool that asks for approval waits for a
         # person's yes to each call, as a wait only a person ends does
         acting = sorted(
             {
-                a.tool.name
+                name(a.tool.iri)
                 for a in actions
                 if a.tool and not a.tool.idempotent and not a.tool.requires_approval
             }

@@ -175,7 +175,7 @@ def _rerun(step: ActionStep, name: Callable[[Node], str]) -> Hazard:
     step gives the node its tool writes on and a property the tool writes there."""
     tool = step.tool
     assert tool is not None  # only steps with their tool are judged
-    me, called = name(step.iri), tool.name
+    me, called = name(step.iri), name(tool.iri)
     effect = tool.effect
     asserts = effect.asserts if effect is not None else ()
     written = next((a for a in asserts if not a.optional), asserts[0] if asserts else None)

@@ -108,9 +108,9 @@ def required_before_written(
                         f"{name(cls)} (sh:minCount), which {name(workflow.iri)} writes {when}; "
                         f"this step lands a {name(cls)} without it, so "
                         f"unless the node already holds {name(prop)} the gate rejects what "
-                        f"{tool.name} returns here — after the tool has acted",
+                        f"{name(tool.iri)} returns here — after the tool has acted",
                         "give that property shape sh:minCount 0 (keeping its other "
-                        f"constraints), or have {tool.name}'s effect assert {name(prop)}",
+                        f"constraints), or have {name(tool.iri)}'s effect assert {name(prop)}",
                     )
 
 
@@ -181,7 +181,7 @@ def written_twice(
                 said.add((later, prop))
                 tool = cast(Tool, step.tool)
                 firsts = ", ".join(
-                    f"{name(b.iri)} ({cast(Tool, b.tool).name})"
+                    f"{name(b.iri)} ({name(cast(Tool, b.tool).iri)})"
                     for b in sorted(before, key=lambda b: str(b.iri))
                 )
                 said_p, said_shape = name(prop), name(min([*limits, *judged[later]], key=str))
@@ -191,7 +191,8 @@ def written_twice(
                     f"{name(workflow.focus_type)}, which {firsts} wrote before it on the same "
                     f"path, and shape {said_shape} allows one value of {said_p} (sh:maxCount "
                     "1): an effect adds a value, never replaces one, so the gate rejects what "
-                    f"{tool.name} returns at {name(later)} every time — after the tool has acted",
+                    f"{name(tool.iri)} returns at {name(later)} every time — after the tool "
+                    "has acted",
                     f"write each stage under a property of its own (one at {name(before[0].iri)}, "
                     f"another at {name(later)}), or drop sh:maxCount 1 on {said_p} from "
                     f"{said_shape}",

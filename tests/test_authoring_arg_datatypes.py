@@ -68,7 +68,7 @@ def test_an_int_argument_given_a_bare_integer_is_a_warning(tmp_path: Path) -> No
     assert (p.severity, p.line, p.node) == ("warning", REQUIRES_LINE, ":PayOut"), p
     assert p.message.startswith(
         "horis:requires binds ?amount to a value of :claimedAmount, whose rdfs:range is "
-        'xsd:integer, but it gives argument "amount" of claims.pay_out, which takes a literal '
+        'xsd:integer, but it gives argument "amount" of :claims.pay_out, which takes a literal '
         "of xsd:int (the call takes a literal of exactly xsd:int, not one of xsd:integer): "
         "every call is refused"), p.message
     assert p.hint is not None and p.hint.startswith('declare "amount" horis:type xsd:integer')
@@ -78,7 +78,7 @@ def test_an_int_argument_given_a_bare_integer_is_a_warning(tmp_path: Path) -> No
 def test_an_integer_argument_given_what_an_effect_writes_as_decimal_is_a_warning(
         tmp_path: Path, amount_type: str) -> None:
     """``:assessedAmount`` (range ``xsd:decimal``) may be written ``1200`` in a world, and an
-    ``xsd:integer`` argument takes that; but claims.assess writes it as ``xsd:decimal``, and
+    ``xsd:integer`` argument takes that; but :claims.assess writes it as ``xsd:decimal``, and
     the payout refused every amount the assessment wrote."""
     (p,) = _found(tmp_path, amount_type, ":assessedAmount")
     assert (p.severity, p.line, p.node) == ("warning", REQUIRES_LINE, ":PayOut"), p
@@ -102,7 +102,7 @@ def test_an_integer_argument_given_a_decimal_property_no_tool_writes_is_a_warnin
     assert (p.severity, p.line, p.node) == ("warning", REQUIRES_LINE, ":PayOut"), p
     assert p.message == (
         "horis:requires binds ?amount to a value of :listedAmount, whose rdfs:range is "
-        'xsd:decimal, but it gives argument "amount" of claims.pay_out, which takes a literal of '
+        'xsd:decimal, but it gives argument "amount" of :claims.pay_out, which takes a literal of '
         "xsd:integer: a value of xsd:decimal is taken only when written as an integer (12); one "
         "with a fraction (2.5) is refused, after the steps before it have acted"
     )

@@ -61,7 +61,7 @@ def _write(tmp_path: Path, *edits: tuple[str, str]) -> tuple[Path, int]:
 
 @pytest.mark.parametrize(("bind", "said", "hint"), [
     pytest.param('BIND("14" AS ?days)', 'binds ?days to "14", a string, but it gives argument '
-                 '"days" of lib.renew, which takes a literal of xsd:integer: every call is '
+                 '"days" of :lib.renew, which takes a literal of xsd:integer: every call is '
                  "refused", "write 14 without quotes", id="quoted-number"),
     pytest.param('BIND("P14D" AS ?days)', 'binds ?days to "P14D", a string',
                  'BIND a value of xsd:integer to ?days, or declare "days" horis:type xsd:string',
@@ -92,7 +92,7 @@ def test_a_literal_bound_for_a_class_argument_is_an_error(tmp_path: Path) -> Non
         load_definitions([path])
     [found] = [p for p in e.value.problems if p.severity == "error"]
     assert found.line == line
-    assert 'binds ?loan to "loan1", a literal, but it gives argument "loan" of lib.renew, ' \
+    assert 'binds ?loan to "loan1", a literal, but it gives argument "loan" of :lib.renew, ' \
         "which takes a node of :Loan" in found.message
     assert found.hint == "BIND a node of :Loan (:name, without quotes) to ?loan"
 

@@ -41,7 +41,7 @@ def test_an_error_route_needing_the_failed_steps_write_is_a_warning(tmp_path: Pa
     assert (p.severity, p.line, p.node) == ("warning", line, ":Assess"), p
     assert p.message == (
         "horis:onError :Review, whose horis:requires needs :assessedAmount of ?this, which "
-        "only claims.assess writes — the call that failed, and wrote nothing: after a failure "
+        "only :claims.assess writes — the call that failed, and wrote nothing: after a failure "
         ":Review never fires, and the instance stops there, blocked"), p.message
     assert (p.hint or "").startswith("send horis:onError to a step that does not need"), p.hint
 

@@ -95,13 +95,13 @@ def test_an_argument_given_a_value_of_the_other_kind_is_an_error(tmp_path: Path)
                         nurse[:-1] + ', [ horis:arg "nurse" ; horis:var "ref" ] .')
     e = the_error(problems(path, TRIAGE))
     assert (e.line, e.node) == (line, ":NotifyNurse")
-    assert 'argument "nurse" of ehr.notify_nurse takes a node (of class :Nurse)' in e.message
+    assert 'argument "nurse" of :ehr.notify_nurse takes a node (of class :Nurse)' in e.message
     assert "?ref is a literal" in e.message
     # a string argument given the focus, a node
     path, line = edited(tmp_path, TRIAGE, nurse,
                         nurse[:-1] + ', [ horis:arg "ref" ; horis:var "this" ] .')
     e = the_error(problems(path, TRIAGE))
-    assert 'argument "ref" of ehr.notify_nurse takes a literal (of xsd:string)' in e.message
+    assert 'argument "ref" of :ehr.notify_nurse takes a literal (of xsd:string)' in e.message
     assert "?this is the instance's focus, a node" in e.message
 
 

@@ -46,7 +46,7 @@ FILE = """@prefix :      <http://example.org/wh#> .
 LINE = FILE[: FILE.index("?this :hasLine ?line")].count("\n") + 1
 EACH_LINE = FILE[: FILE.index("horis:forEach EACH")].count("\n") + 1
 SAID = (
-    f"wh.ttl:{LINE}: warning: :ReserveLines: horis:forEach calls stock.reserve once per "
+    f"wh.ttl:{LINE}: warning: :ReserveLines: horis:forEach calls :stock.reserve once per "
     "?line, which the pattern reaches through :hasLine; no tool's effect writes :hasLine and "
     "the world holds no statement of it, so the step has no item for any instance, and every "
     "instance stops there, blocked — load the data that holds :hasLine, write in the pattern "

@@ -64,7 +64,7 @@ def test_a_for_each_writing_what_the_shape_allows_one_of_is_said_at_the_for_each
     said = _validate(tmp_path, "sh:maxCount 1")
     line = FILE[: FILE.index("horis:forEach true")].count("\n") + 1
     assert (
-        f"repl.ttl:{line}: warning: :OrderFromSuppliers: horis:forEach calls sup.place_order "
+        f"repl.ttl:{line}: warning: :OrderFromSuppliers: horis:forEach calls :sup.place_order "
         "once per solution, and every call writes :orderedFrom on the focus (horis:subject "
         '"item" is given from ?this), which a domain shape allows one value of (sh:maxCount 1): '
         "where the pattern has two solutions the focus would hold two, so the gate rejects the "

@@ -81,7 +81,7 @@ def test_a_rule_reading_what_only_a_later_step_writes_is_a_warning(
     (p,) = _found(path)
     assert (p.severity, p.line, p.node) == ("warning", line, ":Decide"), p
     assert p.message == (
-        "a horis:when rule requires :paymentRef of ?this, which only claims.pay_out (at "
+        "a horis:when rule requires :paymentRef of ?this, which only :claims.pay_out (at "
         ":PayOut) writes, and no step that can run before :Decide does: the rule never holds "
         "here, and every instance goes on as if it were false (to the next rule, or "
         "horis:otherwise)"), p.message

@@ -36,7 +36,7 @@ def test_a_choice_misnamed_in_horis_bind_is_told_the_choice(
 ) -> None:
     said = _error(tmp_path, f'[ horis:arg "flight" ; horis:var "{var}" ]')
     assert said.endswith(
-        f'argument "flight" of airline.rebook is required, but horis:bind names ?{var}, which '
+        f'argument "flight" of :airline.rebook is required, but horis:bind names ?{var}, which '
         f"nothing binds — {meant}{TAKE}"
     ), said
 
@@ -44,7 +44,7 @@ def test_a_choice_misnamed_in_horis_bind_is_told_the_choice(
 def test_a_choice_never_bound_is_told_the_bind_that_takes_it(tmp_path: Path) -> None:
     said = _error(tmp_path, '[ horis:arg "booking" ; horis:var "this" ]')
     assert said.endswith(
-        'argument "flight" of airline.rebook is required, but no pattern variable ?flight and '
+        'argument "flight" of :airline.rebook is required, but no pattern variable ?flight and '
         f"no horis:bind give it — {TAKE}"
     ), said
 

@@ -68,7 +68,7 @@ def test_requiring_one_value_and_writing_another_is_an_error_at_the_pattern(
         "horis:requires requires ?this to hold :status :Open, and :claims.pay writes :status "
         ":Approved on ?this, but :ClaimShape allows one value of :status (sh:maxCount 1): an "
         "effect adds a value and never replaces one, so the node holds two once it lands and "
-        "the gate rejects what claims.pay returns every time — after the tool has acted"), (
+        "the gate rejects what :claims.pay returns every time — after the tool has acted"), (
         p.message)
     assert p.hint == (
         "record the new state under a property of its own (not :status), or drop sh:maxCount 1 "

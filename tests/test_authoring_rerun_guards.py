@@ -56,16 +56,16 @@ LAB = """\
 """
 
 WARNING = (
-    "its tool lab.escalate is not idempotent and nothing stops :Escalate on a second run of "
+    "its tool :lab.escalate is not idempotent and nothing stops :Escalate on a second run of "
     "the same focus: run --focus again on a world kept on disk (agent.run(…, again=True), "
     'serve\'s "again": true) starts another instance, which reaches :Escalate as the first '
     "did — nothing on the way, its own horis:requires included, holds only while what "
-    "lab.escalate writes on ?this is absent — and calls lab.escalate again: it acts twice on "
+    ":lab.escalate writes on ?this is absent — and calls :lab.escalate again: it acts twice on "
     "the same subject"
 )
 FIX = (
     "add FILTER NOT EXISTS { ?this :escalatedTo ?x } to :Escalate's horis:requires, so a "
-    "rerun stops there, blocked, once lab.escalate has acted; if acting again on every run is "
+    "rerun stops there, blocked, once :lab.escalate has acted; if acting again on every run is "
     "meant (a notice sent each time), declare horis:eachRun true on :Escalate"
 )
 
@@ -186,7 +186,7 @@ def test_a_guard_that_never_closes_is_said_once_by_its_own_warning(tmp_path: Pat
     # says at the guard; the rerun warning would be the same mistake said twice
     path = _written(tmp_path, "FILTER NOT EXISTS { ?this :cleared ?c }")
     (p,) = _found(path)
-    assert "which lab.escalate (not idempotent) never writes" in p.message, p.message
+    assert "which :lab.escalate (not idempotent) never writes" in p.message, p.message
     assert "nothing stops" not in p.message
 
 
@@ -248,7 +248,7 @@ def test_a_tool_that_writes_nothing_is_told_to_record_what_it_does(tmp_path: Pat
     assert [p.severity for p in found] == ["warning"], found
     assert "lab.escalate is not idempotent and writes nothing" in found[0].message
     assert (found[0].hint or "").startswith(
-        "declare in lab.escalate's horis:effect what its call records (horis:asserts) and add "
+        "declare in :lab.escalate's horis:effect what its call records (horis:asserts) and add "
         "FILTER NOT EXISTS on it to :Escalate's horis:requires")
 
 
@@ -261,7 +261,7 @@ def test_the_shipped_lab_workflow_without_its_guard_is_warned_of(tmp_path: Path)
     done = horismos_forked(tmp_path, "validate", "lab_review.ttl", str(ROOT / "ontologies"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(
-        r"lab_review\.ttl:\d+: warning: :Escalate: its tool lab\.escalate is not idempotent "
+        r"lab_review\.ttl:\d+: warning: :Escalate: its tool :lab\.escalate is not idempotent "
         r"and nothing stops :Escalate on a second run of the same focus", done.stdout
     ), done.stdout
     assert "add FILTER NOT EXISTS { ?this :escalatedTo ?x } to :Escalate's horis:requires" in (

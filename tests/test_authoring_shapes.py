@@ -75,7 +75,7 @@ def loaded(tmp_path: Path, ontology: Path, workflow: Path = TRIAGE[0]) -> list[P
     ("sh:targetClass :Patient ;", "sh:targetClass :Patient ; sh:property [ sh:path :triagedAt ; "
      "sh:minCount 1 ] ;", "warning", "sh:path names :triagedAt, which no loaded ontology "
      "declares, no tool's effect writes and no loaded data uses, so its sh:minCount 1 fails "
-     "every :Patient: every result of ehr.assign_queue, ehr.notify_nurse on a :Patient would be "
+     "every :Patient: every result of :ehr.assign_queue, :ehr.notify_nurse on a :Patient would be "
      "rejected by the gate, after the tool has acted, unless the world holds :triagedAt "
      "(`horismos validate FILES --world DATA` decides)", "sh:minCount 0"),
     # members the shape's own constraints refuse: no value meets both, or a listed one never
@@ -320,7 +320,7 @@ QUEUE_REF = "horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]"
 def test_an_effect_its_domain_shape_forbids_is_an_error_at_the_assertion(
     tmp_path: Path, old: str, new: str, requires: str, hint: str
 ) -> None:
-    """It validated; every run called ehr.assign_queue — which acted — and then the gate
+    """It validated; every run called :ehr.assign_queue — which acted — and then the gate
     rejected what it returned, on every call."""
     ontology, _ = ontology_edited(tmp_path, old, new)
     line = TRIAGE[0].read_text(encoding="utf-8").splitlines().index(f"        {QUEUE_REF}") + 1
@@ -384,7 +384,7 @@ def test_a_fixed_value_a_constraint_of_its_shape_refuses_is_an_error_naming_both
     tmp_path: Path, constraint: str, value: str, requires: str
 ) -> None:
     """horis:value "pending" for :queueRef under sh:pattern "^Q-…" validated; the gate then
-    rejected every call of ehr.assign_queue, after the tool had acted."""
+    rejected every call of :ehr.assign_queue, after the tool had acted."""
     ontology, _ = ontology_edited(tmp_path, PATTERN, constraint)
     workflow, line = edited(tmp_path, TRIAGE, QUEUE_REF,
                             f"horis:asserts [ horis:property :queueRef ; horis:value {value} ]")
@@ -560,7 +560,7 @@ TRIAGE_STATUS = """
 
 def status_written_twice(tmp_path: Path, queued: str, notified: str,
                          limit: str = "sh:maxCount 1") -> tuple[Path, Path, int]:
-    """ehr.assign_queue and ehr.notify_nurse each assert :triageStatus on the patient, which
+    """ehr.assign_queue and :ehr.notify_nurse each assert :triageStatus on the patient, which
     :PatientShape limits by ``limit``: the workflow, the ontology and the second one's line."""
     ontology, _ = ontology_edited(
         tmp_path, "    sh:property [\n        sh:path :queueRef ;",
@@ -589,9 +589,9 @@ def test_a_single_valued_property_two_steps_write_on_one_path_is_warned_of_at_th
         ("warning", ":ehr.notify_nurse", str(workflow), line)], found
     assert found[0].message == (
         "at :NotifyNurse this writes :triageStatus on the instance's :Patient, which "
-        ":QueuePatient (ehr.assign_queue) wrote before it on the same path, and shape "
+        ":QueuePatient (:ehr.assign_queue) wrote before it on the same path, and shape "
         ":PatientShape allows one value of :triageStatus (sh:maxCount 1): an effect adds a "
-        "value, never replaces one, so the gate rejects what ehr.notify_nurse returns at "
+        "value, never replaces one, so the gate rejects what :ehr.notify_nurse returns at "
         ":NotifyNurse every time — after the tool has acted")
     assert found[0].hint == (
         "write each stage under a property of its own (one at :QueuePatient, another at "
@@ -645,7 +645,7 @@ def test_steps_on_two_branches_of_a_decision_are_not_on_one_path(tmp_path: Path)
     (p,) = problems(workflow, LAB, ontology)
     assert p.node == ":lab.file_result" and p.message.startswith(
         "at :File this writes :reviewStatus on the instance's :LabResult, which :Escalate "
-        "(lab.escalate) wrote before it on the same path"), p
+        "(:lab.escalate) wrote before it on the same path"), p
 
 
 def test_a_functional_property_written_twice_says_nothing_the_gate_does_not_enforce_it(
@@ -703,7 +703,7 @@ def test_a_single_valued_property_of_a_shape_targeting_subjects_is_warned_of_too
         ("warning", ":ehr.notify_nurse", str(workflow), line)], found
     assert found[0].message.startswith(
         "at :NotifyNurse this writes :triageStatus on the instance's :Patient, which "
-        ":QueuePatient (ehr.assign_queue) wrote before it on the same path, and shape "
+        ":QueuePatient (:ehr.assign_queue) wrote before it on the same path, and shape "
         ":PatientShape allows one value of :triageStatus (sh:maxCount 1)")
 
 

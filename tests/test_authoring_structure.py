@@ -804,9 +804,9 @@ def test_an_argument_named_only_inside_filter_not_exists_is_an_error_at_validate
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert (f'{path}:{step_line}: error: :NotifyNurse: argument "nurse" of '
-            "ehr.notify_nurse is required, but ?nurse appears only inside FILTER NOT EXISTS "
+            ":ehr.notify_nurse is required, but ?nurse appears only inside FILTER NOT EXISTS "
             "or MINUS, which bind nothing") in done.stdout, done.stdout
-    assert (f'{path}:{step_line}: warning: :NotifyNurse: argument "ref" of ehr.notify_nurse is '
+    assert (f'{path}:{step_line}: warning: :NotifyNurse: argument "ref" of :ehr.notify_nurse is '
             "required, but ?ref is bound only when an OPTIONAL") in done.stdout, done.stdout
     assert "Traceback" not in done.stderr
 
@@ -832,7 +832,7 @@ def test_a_wrong_tool_does_not_hide_the_mistakes_of_the_steps_that_call_it(
     assert out[0].startswith(f'{path}:{binding_line}: error: :ehr.notify_nurse: binding '
                              '"ftp:ehr/notify" has no known scheme'), done.stdout
     assert out[1].startswith(f'{path}:{step_line}: error: :NotifyNurse: argument "nurse" of '
-                             "ehr.notify_nurse is required, but ?nurse appears only inside "
+                             ":ehr.notify_nurse is required, but ?nurse appears only inside "
                              "FILTER NOT EXISTS"), done.stdout
     assert out[2:] == ["invalid: 2 errors"], done.stdout
 
@@ -863,7 +863,7 @@ def test_an_argument_bound_only_in_an_optional_is_a_warning(tmp_path: Path) -> N
     assert unbound_arguments(defs) == []
     [p] = sometimes_unbound(defs)
     assert p.severity == "warning" and p.file == str(path), p
-    assert p.message == ('argument "nurse" of ehr.notify_nurse is required, but ?nurse is bound '
+    assert p.message == ('argument "nurse" of :ehr.notify_nurse is required, but ?nurse is bound '
                          "only when an OPTIONAL or one side of a UNION matches: the step fails "
                          "whenever it does not")
 
@@ -904,7 +904,7 @@ def test_a_misspelt_bound_variable_is_said_at_its_bind_with_the_one_meant(
 
     assert len(found) == 1, found
     check(found[0], path, line, ":QueuePatient",
-          'argument "patient" of ehr.assign_queue is required, but horis:bind names ?thiss, '
+          'argument "patient" of :ehr.assign_queue is required, but horis:bind names ?thiss, '
           "which nothing binds",
           "did you mean ?this? use ?thiss in a triple pattern")
 
@@ -923,7 +923,7 @@ def test_a_proposals_choice_bound_where_no_choice_leads_is_an_error_at_the_bind(
 
     assert len(found) == 1, found
     check(found[0], path, line, ":RebookOnOperatorChoice",
-          'argument "flight" of airline.rebook is required, but horis:bind names ?option, '
+          'argument "flight" of :airline.rebook is required, but horis:bind names ?option, '
           "which nothing binds here: ?option is the choice of :ProposeFlight, given only to "
           "the steps its horis:next leads to, not this one",
           "use ?option in a triple pattern")
@@ -939,7 +939,7 @@ def test_a_proposals_choice_is_not_given_to_another_workflows_steps(tmp_path: Pa
 
     assert len(found) == 1, found
     check(found[0], path, line, ":NotifyNurse",
-          'argument "nurse" of ehr.notify_nurse is required, but horis:bind names ?option',
+          'argument "nurse" of :ehr.notify_nurse is required, but horis:bind names ?option',
           "use ?option in a triple pattern")
 
 

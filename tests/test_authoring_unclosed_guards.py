@@ -59,7 +59,7 @@ def test_a_guard_on_what_the_tool_never_writes_is_a_warning(tmp_path: Path) -> N
     (p,) = _found(path)
     assert (p.severity, p.line, p.node) == ("warning", line, ":PayOut"), p
     assert p.message == (
-        "horis:requires holds only while ?this has no :paidAt, which claims.pay_out (not "
+        "horis:requires holds only while ?this has no :paidAt, which :claims.pay_out (not "
         "idempotent) never writes (it writes :paymentRef) and nothing else gives: its call "
         "never closes the guard, so a second run over the same world, or a way back to "
         ":PayOut, calls it again"), p.message
@@ -72,7 +72,7 @@ def test_a_guard_on_another_node_than_the_tool_writes_is_a_warning(tmp_path: Pat
     (p,) = _found(path)
     assert (p.severity, p.line, p.node) == ("warning", line, ":PayOut"), p
     assert p.message == (
-        "horis:requires holds only while ?this has no :paymentRef, but claims.pay_out (not "
+        "horis:requires holds only while ?this has no :paymentRef, but :claims.pay_out (not "
         "idempotent) writes :paymentRef on ?account, not on ?this: its call never closes the "
         "guard, so a second run over the same world, or a way back to :PayOut, calls it "
         "again"), p.message
@@ -112,5 +112,5 @@ def test_no_alarm_for_a_condition_of_the_domain(tmp_path: Path) -> None:
     # beside a world that states it, the guard is a condition of the domain: no guard against
     # paying twice, which is said instead
     assert "valid (1 warning)" in given.stdout, given.stdout
-    assert f"claims.ttl:{line - 3}: warning: :PayOut: its tool claims.pay_out is not " in (
+    assert f"claims.ttl:{line - 3}: warning: :PayOut: its tool :claims.pay_out is not " in (
         given.stdout), given.stdout

@@ -152,7 +152,7 @@ def test_an_argument_no_pattern_gives_is_refused_before_the_first_step(build, re
         agent.run(world, focus=str(EX.p1))
 
     (problem,) = e.value.problems
-    assert 'argument "queue" of t.assign is required' in problem.message
+    assert 'argument "queue" of :t.assign is required' in problem.message
     assert recorder.count("assign") == 0
 
 

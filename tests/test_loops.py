@@ -269,7 +269,7 @@ def test_validate_warns_about_a_cycle_nothing_on_it_can_end(tmp_path, requires, 
         assert (p.node, p.line) == (":Page", line)
         assert p.message.startswith("the cycle :Page → :Page never ends by itself: no "
                                     "horis:requires or rule on it reads what its tools "
-                                    "(t.fetch) write")
+                                    "(:t.fetch) write")
         assert p.hint is not None and "FILTER NOT EXISTS on a property its tool writes" in p.hint
 
 

@@ -78,7 +78,7 @@ _RECORD_FAILURE = """:RecordFailure a horis:ActionStep ;
     horis:next :SeniorReview .
 
 :SeniorReview a horis:WaitStep ;"""
-"""A failed payment recorded on its way back to :Pay (claims.reject writes :rejectionReason),
+"""A failed payment recorded on its way back to :Pay (:claims.reject writes :rejectionReason),
 which :Pay requires absent: a failure closes the gate a failed call left open."""
 _PAY_REPICKING = _PAY_RECORDING.replace("horis:onError :RecordFailure", "horis:onError :Repick")
 """A failed payment that goes back to :Pay through :Repick, :Pay requiring no recorded failure."""
@@ -167,7 +167,7 @@ MISTAKES = [
     ("a failed payment's horis:onError back to :Pay through a proposal", "claims",
      "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _REPICK,
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool :claims.pay is not "
      "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
      "record the failure on the error path (a step from :Repick onward whose tool writes it, as a "
      "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
@@ -175,7 +175,7 @@ MISTAKES = [
     ("a failed payment's horis:onError back to :Pay through a decision", "claims",
      "workflow.ttl", _PAID_TAIL, _PAID_TAIL.replace(_PAY, _PAY_FAILING) + _RECHECK_FAILED,
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool :claims.pay is not "
      "idempotent: each time it fails it is called again — horis:onError leads back to :Pay",
      "record the failure on the error path (a step from :Repick onward whose tool writes it, as a "
      "rejection does) and have :Pay's horis:requires require its absence (FILTER NOT EXISTS), "
@@ -187,7 +187,7 @@ MISTAKES = [
                                                       _RECORD_FAILURE)
      + _REPICK.replace("horis:fallback :AskSupervisor", "horis:fallback :RecordFailure"),
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool :claims.pay is not "
      "idempotent: each time it fails it is called again — horis:onError leads back to :Pay, "
      "and a call that failed wrote nothing, so :Pay's horis:requires holds again (nothing "
      "written on the way back closes it) — until a call succeeds or the instance runs out of "
@@ -199,7 +199,7 @@ MISTAKES = [
      _PAID_TAIL.replace(_PAY, _PAY_FAILING).replace("    horis:next :Pay .", _PAY_TWICE)
      + _REPICK,
      ":Pay a horis:ActionStep", "warning",
-     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool claims.pay is not "
+     "the step is on a cycle (:Pay —onError→ :Repick → :Pay) and its tool :claims.pay is not "
      "idempotent: each time it fails it is called again", "or send horis:onError to a step "
      "off the loop"),
     # a second try by the same tool fails as the first: each is warned of
@@ -207,13 +207,13 @@ MISTAKES = [
      "claims", "workflow.ttl", _PAID_TAIL,
      _PAID_TAIL.replace(_PAY, _PAY_AGAIN_FAILING) + _REPICK, ":Pay a horis:ActionStep",
      "warning", "the step is on a cycle (:Pay —onError→ :PayAgain —onError→ :Repick → :Pay) "
-     "and its tool claims.pay is not idempotent: each time it fails it is called again",
+     "and its tool :claims.pay is not idempotent: each time it fails it is called again",
      "a step from :PayAgain onward whose tool writes it"),
     ("a second payment's horis:onError back to the first, whose own goes to the second",
      "claims", "workflow.ttl", _PAID_TAIL,
      _PAID_TAIL.replace(_PAY, _PAY_AGAIN_FAILING) + _REPICK, ":PayAgain a horis:ActionStep",
      "warning", "the step is on a cycle (:PayAgain —onError→ :Repick → :Pay —onError→ "
-     ":PayAgain) and its tool claims.pay is not idempotent: each time it fails it is called "
+     ":PayAgain) and its tool :claims.pay is not idempotent: each time it fails it is called "
      "again", "a step from :Repick onward whose tool writes it"),
     # the step recording the failure writes it only when it succeeds; its own failure does not
     ("a failed payment recorded by a step whose own horis:onError goes back to :Pay",
@@ -224,7 +224,7 @@ MISTAKES = [
      + _RECHECK_FAILED,
      ":Pay a horis:ActionStep", "warning",
      "the step is on a cycle (:Pay —onError→ :RecordFailure —onError→ :Repick → :Pay) and its "
-     "tool claims.pay is not idempotent: each time it fails it is called again",
+     "tool :claims.pay is not idempotent: each time it fails it is called again",
      "a step from :RecordFailure onward whose tool writes it"),
     # the SPARQL 1.0 "not yet" idiom guards only when nothing else can leave ?r unbound
     ("a loop back through a person's wait to a step whose !BOUND is one arm of an ||",
@@ -242,7 +242,7 @@ MISTAKES = [
     ("an argument's variable renamed in the pattern (?wt for ?weight)", "warehouse",
      "workflow.ttl", _STANDARD, _STANDARD.replace("?weight", "?wt"),
      '    horis:requires """ ?this :weightKg ?wt', "error",
-     'argument "weight" of ship.create_shipment is required, but no pattern variable ?weight',
+     'argument "weight" of :ship.create_shipment is required, but no pattern variable ?weight',
      "use ?weight in a triple pattern of the step's horis:requires"),
     ("a decision rule copied with its horis:order", "claims", "workflow.ttl",
      "        horis:order 2 ;", "        horis:order 1 ;",

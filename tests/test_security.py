@@ -128,7 +128,7 @@ def test_a_required_argument_nothing_gives_is_refused_before_any_call(
     with pytest.raises(AuthoringError) as e:
         agent.run(world, focus=str(EX.p1))
     (p,) = e.value.problems
-    assert 'argument "note" of t.stamp is required' in p.message and p.line is not None
+    assert 'argument "note" of :t.stamp is required' in p.message and p.line is not None
     assert recorder.calls == []
 
 
