@@ -87,7 +87,7 @@ def test_a_for_each_written_true_keeps_its_warning(tmp_path: Path) -> None:
     path, _ = edited(tmp_path, TRIAGE, "horis:tool :ehr.notify_nurse ;",
                      "horis:tool :ehr.notify_nurse ; horis:forEach true ;")
     p = the_one(problems(path, TRIAGE), "warning")
-    assert "horis:forEach calls ehr.notify_nurse once per solution" in p.message
+    assert "horis:forEach calls :ehr.notify_nurse once per solution" in p.message
 
 
 # -- a property declared of one kind over a range of the other -------------------------------
