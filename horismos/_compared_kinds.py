@@ -45,6 +45,8 @@ __all__ = [
     "compared_as",
     "crossed_comparisons",
     "crossed_datatypes",
+    "is_now",
+    "needed_comparisons",
     "now_compared",
     "now_compared_in",
     "text_ordered_numbers",
@@ -228,6 +230,18 @@ def _comparisons(
 
 def _is_now(x: Any) -> bool:
     return _is_comp(x) and x.name == "Builtin_NOW"
+
+
+def is_now(x: Any) -> bool:
+    """Whether ``x``, a part of a parsed FILTER, is ``NOW()``."""
+    return _is_now(x)
+
+
+def needed_comparisons(expr: Any) -> list[Any]:
+    """The relational expressions (``?a op b``) a FILTER's expression ``expr`` holds only if
+    they hold: reached through ``&&`` alone, not under ``||`` or ``!``
+    (:mod:`._contradicted_filters` judges them together)."""
+    return list(_needed(expr))
 
 
 @dataclass(frozen=True)

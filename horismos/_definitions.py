@@ -157,6 +157,8 @@ class _Builder(
         self.check_string_reads()
         self.check_pattern_datatypes()
         self.check_filter_bounds()
+        self.check_contradicted_filters()
+        self.check_wait_untils()
         self.check_pattern_regexes()
         self.check_type_tests()
         self.check_typed_terms(declared)

@@ -14,14 +14,16 @@ from rdflib import OWL, RDF, RDFS, SH, XSD, Literal, URIRef
 from rdflib.term import Node, Variable
 
 from ._argument_checks import ArgumentChecks
+from ._contradicted_filters import contradictions, future_nows
 from ._datatypes import turtle_term
 from ._define_patterns import variable_needle
 from ._derived_reads import derived_from, path_reading_both
 from ._digraph import Digraph, add_edge, shortest_path, strongly_connected
 from ._fhir import FHIR
 from ._graph_blocks import named_graph_reads
+from ._guard_writes import negations
 from ._lone_variables import cut_pair, lone_variables
-from ._model import ActionStep, ProposalStep
+from ._model import ActionStep, ProposalStep, WaitStep
 from ._near_names import nearest_variable
 from ._pattern_comments import commented_out
 from ._preconditions import (
@@ -288,6 +290,96 @@ class PatternChecks(ArgumentChecks, TermChecks):
                 (holder, pred),
             )
             return
+
+    def check_contradicted_filters(self) -> None:
+        """Comparisons of one variable a FILTER needs together that no value meets
+        (:func:`~._contradicted_filters.contradictions`): ``?a > 1000 && ?a < 500``, ``?s =
+        "open" && ?s = "reopened"``. The FILTER was never true and the rule, step or wait it
+        guards never held, and the definitions validated. A warning at the FILTER's line."""
+        for owner, holder, pred, algebra in self.parsed_patterns():
+            for c in contradictions(algebra):
+                first, second = (self.said_test(t) for t in (c.first, c.second))
+                self.at_text(
+                    "warning",
+                    rf"\?{re.escape(c.var)}(?!\w)",
+                    owner,
+                    f"{self.n(pred)}: the FILTER requires both {first} and {second}, which no "
+                    f"value of ?{c.var} meets: it is never true, so its pattern never matches",
+                    f"keep the comparison meant; for either, join them with || (FILTER ({first} "
+                    f"|| {second})); for a range between two bounds, write each bound on its "
+                    "side",
+                    (holder, pred),
+                    after="FILTER",
+                )
+
+    def said_test(self, test: tuple[str, str, object]) -> str:
+        """``?var op constant`` as a pattern writes it, the constant named as the files do."""
+        var, op, value = test
+        shown = self.sparql_term(value) if isinstance(value, Literal | URIRef) else value
+        return f"?{var} {op} {shown}"
+
+    def check_wait_untils(self) -> None:
+        """A wait's ``horis:until`` that, once it does not hold, never holds again: it
+        requires a time to come (``FILTER (?t > NOW())``,
+        :func:`~._contradicted_filters.future_nows`), or something absent (``FILTER NOT
+        EXISTS``, ``MINUS``: facts are only added, an effect's or an answer's, never taken
+        away) with no ``horis:timeout`` to end the wait — what no tool writes: a withdrawal,
+        a cancellation an outside system or a person states. The instance waited for ever,
+        and the definitions validated. What the flow's own tools write is left out: a wait
+        that stops a loop once its tool has acted (paid) is meant to. A warning at the
+        line, with what to write."""
+        written = {
+            a.property
+            for t in self.defs.tools.values()
+            if t.effect is not None
+            for a in t.effect.asserts
+        }
+        for owner, holder, pred, pre in self.patterns:
+            wait = self.defs.steps.get(cast(URIRef, owner))
+            if pred != HORIS.until or not isinstance(wait, WaitStep):
+                continue
+            me, algebra = self.n(wait.iri), pre.select.algebra
+            timed = wait.timeout is not None
+            later = future_nows(algebra)
+            for var in later:
+                self.at_text(
+                    "warning",
+                    r"NOW\s*\(\s*\)",
+                    owner,
+                    f"horis:until requires ?{var} later than NOW(), but the runtime asks the "
+                    f"until only when an instance reaches {me} and at each resume or `horismos "
+                    f"wake`: one reaching it before ?{var} finds it holding and goes straight "
+                    f"on without waiting, and one reaching it after ?{var} never finds it "
+                    "holding again (the clock only moves on), so it waits "
+                    + ("until its horis:timeout passes" if timed else "for ever"),
+                    f"to wait until ?{var} has come, write FILTER (?{var} <= NOW())",
+                    (holder, pred),
+                    after="FILTER",
+                )
+            if timed or later:
+                continue
+            for kind, group in negations(algebra):
+                triples = sorted(algebra_triples(group), key=str)
+                if not triples or any(p in written for _, p, _ in triples):
+                    continue  # what the flow's own tools write: a stop meant (a loop, paid)
+                s, p, o = triples[0]
+                what = " ".join(self.sparql_term(t) for t in (s, p, o))
+                self.at_text(
+                    "warning",
+                    rf"(?:{re.escape(self.n(p))}|<{re.escape(str(p))}>)(?![\w-])",
+                    owner,
+                    f"horis:until holds only while {what} is absent ({kind}), and {me} has no "
+                    "horis:timeout: facts are only ever added (an effect's, an answer's), "
+                    f"never taken away, so an instance at {me} once {what} holds never finds "
+                    "the until holding again, and waits for ever",
+                    f'add horis:timeout "P7D" and horis:onTimeout :SomeStep (an escalation or '
+                    f"a reminder) to {me}, so an instance goes on once it passes; or route on "
+                    f"{what} after the wait (an until that holds on either answer, then a "
+                    "horis:DecisionStep)",
+                    (holder, pred),
+                    after=kind.split()[0],
+                )
+                break
 
     def check_commented_patterns(self) -> None:
         """A pattern on one line whose ``#`` comments out SPARQL (:mod:`._pattern_comments`):
