@@ -320,6 +320,14 @@ class StepBuilding(PatternReading):
                     at=(s, HORIS.fallback, fallback),
                 )
             model = self.check_model(s)
+            if (
+                model is not None
+                and not model.startswith("lexical:")
+                and conf is None
+                and fallback is None
+                and on_error is None
+            ):
+                self.unfallen_model(s, model)
             least = _number(conf)
             if (
                 (model is None or model.startswith("lexical:"))
@@ -489,6 +497,26 @@ class StepBuilding(PatternReading):
                 f'keep one horis:bind [ horis:arg "{arg}" ; horis:var "…" ] for the argument',
                 at=(last, HORIS.arg, None),
             )
+
+    def unfallen_model(self, s: Node, model: str) -> None:
+        """A ProposalStep asking a hosted model with no ``horis:fallback`` and no
+        ``horis:onError``: when the model cannot be reached (a timeout, a refused connection,
+        an HTTP error) or answers nothing usable, the step has nowhere to go and the run
+        fails the instance; when its candidates query finds no option, the instance stops
+        there, blocked (:mod:`._proposal`). Both validated, and an outage of the provider
+        failed every instance that reached the step."""
+        waits = self.some(self.g.subjects(RDF.type, HORIS.WaitStep))
+        self.warn(
+            s,
+            f'horis:model "{model}" with no horis:fallback and no horis:onError: when the '
+            "model cannot be reached (a timeout, a refused connection, an HTTP error) or "
+            "answers nothing usable, the step has nowhere to go and the instance fails, and "
+            "when the candidates query finds no option the instance stops there, blocked",
+            "add horis:fallback :SomeStep, where such an instance goes — typically a "
+            "horis:WaitStep where an operator chooses"
+            + ("" if waits == "none declared" else f" ({waits})"),
+            at=(s, HORIS.model, self.one(s, HORIS.model)),
+        )
 
     def check_model(self, s: Node) -> str | None:
         """The step's ``provider:model``, an alias (``claude:``) written as its provider."""

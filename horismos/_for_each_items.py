@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import cast
 
 from rdflib import RDF, URIRef
 from rdflib.term import Variable
 
 from ._define_patterns import PatternReading
-from ._model import ActionStep, WaitStep
+from ._model import ActionStep, ProposalStep, WaitStep
 from ._preconditions import group_triples
 from ._term_checks import written_needle
 from ._term_kinds import algebra_triples
@@ -91,5 +92,54 @@ class ForEachItems(PatternReading):
                         "the world's data gives them by, or have a step before it write "
                         f"{name}",
                         (step.iri, HORIS.requires),
+                    )
+                )
+        self.note_unproposed(written, answered)
+
+    def note_unproposed(self, written: set[URIRef], answered: set[URIRef]) -> None:
+        """For each ProposalStep, each property its ``horis:candidates`` query needs (outside
+        ``OPTIONAL``, ``UNION`` and negations) to reach its options (``horis:as``) that no
+        tool's effect writes (``written``), no loaded file states and no wait's until reads
+        (``answered``): kept in :attr:`Definitions.unwritten`, said as the forEach items
+        are, given a world that holds no statement of it. Why: ``?option a :Runbook ;
+        :appliesTo ?svc`` where the world's runbooks say ``:forService`` gave no candidate
+        for any incident, and every instance went to the fallback, or stopped blocked."""
+        for owner, cands, algebra in self.queries:
+            step = self.defs.steps.get(cast(URIRef, owner))
+            if not isinstance(step, ProposalStep):
+                continue
+            option = Variable(step.as_var)
+            said: set[URIRef] = set()
+            for s, p, o in group_triples(algebra, every=True):
+                if (
+                    not isinstance(p, URIRef)
+                    or p == RDF.type
+                    or p in said
+                    or p in written
+                    or p in answered
+                    or option not in (s, o)
+                    or str(p).startswith(str(HORIS))
+                    or (None, p, None) in self.g
+                ):
+                    continue
+                said.add(p)
+                name = self.n(p)
+                then = (
+                    f"goes to its horis:fallback {self.n(step.fallback)}"
+                    if step.fallback is not None
+                    else "stops there, blocked"
+                )
+                self.defs.unwritten.setdefault(p, []).append(
+                    self.placed_in_text(
+                        "warning",
+                        written_needle(p) or re.escape(name),
+                        step.iri,
+                        f"the horis:candidates query reaches ?{step.as_var} through {name}; no "
+                        f"tool's effect writes {name} and the world holds no statement of it, "
+                        f"so the proposal has no option for any instance, and every instance "
+                        f"{then}",
+                        f"load the data that holds {name}, or write in the query the property "
+                        "the world's data gives the options by",
+                        (cands, HORIS.query),
                     )
                 )
