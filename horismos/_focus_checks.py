@@ -18,7 +18,7 @@ from ._define_patterns import variable_needle
 from ._effect_domain import subject_outside_domain
 from ._error_routes import failed_writes
 from ._fhir import FHIR
-from ._guard_writes import unclosed_guard
+from ._guard_writes import unclosed_guard, unused_variable
 from ._model import ActionStep, Arg, DecisionStep, ProposalStep, Tool, Workflow
 from ._near_names import closest_term, slip_distance
 from ._own_writes import (
@@ -29,7 +29,7 @@ from ._own_writes import (
 )
 from ._replaced_values import replaced_values
 from ._shape_counts import single_values
-from ._term_kinds import algebra_triples
+from ._term_kinds import algebra_triples, pattern_variables
 from ._vocab import HORIS
 
 __all__ = ["FocusChecks"]
@@ -167,7 +167,7 @@ class FocusChecks(ArgumentChecks):
                         if on is None
                         else f"the step's tool writes {name} on ?{on}: write ?{on} for ?this "
                         f"where the pattern reads {name} (a guard: FILTER NOT EXISTS {{ ?{on} "
-                        f"{name} ?v }})",
+                        f"{name} ?{unused_variable(pattern_variables(algebra))} }})",
                         (holder, pred),
                     )
 
@@ -402,6 +402,7 @@ class FocusChecks(ArgumentChecks):
                 "its call never closes the guard, so a second run over the same world, or a "
                 f"way back to {me}, calls it again"
             )
+            free = unused_variable(pattern_variables(pre.select.algebra))
             if found.misplaced:
                 message = (
                     f"horis:requires holds only while {tested} has no {name}, but {tool} (not "
@@ -409,7 +410,7 @@ class FocusChecks(ArgumentChecks):
                 )
                 hint = (
                     "test it where the tool writes it: FILTER NOT EXISTS { "
-                    f"?{found.written_on} {name} ?v }}"
+                    f"?{found.written_on} {name} ?{free} }}"
                 )
             else:
                 message = (
@@ -420,7 +421,7 @@ class FocusChecks(ArgumentChecks):
                 hint = (
                     "guard on what the tool writes"
                     + (
-                        f": FILTER NOT EXISTS {{ ?{found.written_on} {writes[0]} ?v }}"
+                        f": FILTER NOT EXISTS {{ ?{found.written_on} {writes[0]} ?{free} }}"
                         if writes
                         else ""
                     )

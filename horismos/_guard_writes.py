@@ -21,22 +21,24 @@ rules, is left out):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rdflib import RDF, URIRef, Variable
 
 from ._model import ActionStep, Tool
-from ._term_kinds import algebra_triples
+from ._term_kinds import algebra_triples, unbound_optionals
 
 __all__ = [
     "Unclosed",
     "affirmations",
+    "forbids_on",
     "negated_groups",
     "negated_triples",
     "negations",
     "unclosed_guard",
+    "unused_variable",
 ]
 
 
@@ -57,11 +59,14 @@ _PASSING = frozenset(
 )
 
 
-def negated_triples(algebra: Any) -> list[tuple[Any, URIRef, Any]]:
+def negated_triples(algebra: Any, *, optional: bool = False) -> list[tuple[Any, URIRef, Any]]:
     """The triples a parsed pattern holds only where the world lacks them: in a ``FILTER
     NOT EXISTS``, a ``FILTER (!EXISTS …)`` or a ``MINUS`` every solution passes (not one in
-    an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``)."""
-    found = [t for group in negated_groups(algebra) for t in algebra_triples(group)]
+    an ``OPTIONAL``, a ``UNION``, an ``||``, another ``!``); with ``optional``, in an
+    ``OPTIONAL { … ?t } FILTER (!BOUND(?t))`` too (:func:`negations`)."""
+    found = [
+        t for _, group in negations(algebra, optional=optional) for t in algebra_triples(group)
+    ]
     return sorted(found, key=str)
 
 
@@ -69,6 +74,22 @@ def negated_groups(algebra: Any, *, minus: bool = True) -> list[Any]:
     """The parsed groups every solution of ``algebra`` must find no match of, as
     :func:`negated_triples` finds them; a ``MINUS``'s only with ``minus``."""
     return [group for _, group in negations(algebra, minus=minus)]
+
+
+def forbids_on(algebra: Any, written: Iterable[tuple[URIRef, Variable | None]]) -> bool:
+    """Whether ``algebra`` holds only while one of ``written`` is absent: each a property
+    and the variable of the node it is written on (None: a node this pattern cannot name,
+    any of its variables taken as it), tested under ``FILTER NOT EXISTS``, ``MINUS`` or
+    ``OPTIONAL … FILTER (!BOUND(…))`` (:func:`negated_triples`). The one recognizer of a
+    guard on the node written, for a step's own pattern, its tool's and the rules and
+    waits on the way to it: a guard on the right property of another node (``FILTER NOT
+    EXISTS { ?order :refundRef ?r }`` where the refund is written on ``?refund``) does not
+    stop a second call."""
+    wanted = set(written)
+    return any(
+        (p, s) in wanted or ((p, None) in wanted and isinstance(s, Variable))
+        for s, p, _ in negated_triples(algebra, optional=True)
+    )
 
 
 def affirmations(algebra: Any) -> list[Any]:
@@ -92,9 +113,23 @@ def affirmations(algebra: Any) -> list[Any]:
     return found
 
 
-def negations(algebra: Any, *, minus: bool = True) -> list[tuple[str, Any]]:
+def unused_variable(used: Container[str], first: str = "v") -> str:
+    """A variable name for the value a suggested guard leaves open (``FILTER NOT EXISTS {
+    ?refund :refundRef ?v }``) that the pattern does not use already: ``?v`` bound to the
+    refund's amount there would make the guard test that one value, never written as a
+    reference, so it would never close — the fix repeating the mistake it mends."""
+    return next(
+        v
+        for v in (first, "x", "done", "was", *(f"{first}{i}" for i in range(1, 999)))
+        if v not in used
+    )
+
+
+def negations(algebra: Any, *, minus: bool = True, optional: bool = False) -> list[tuple[str, Any]]:
     """:func:`negated_groups` with how each is written, ``"FILTER NOT EXISTS"`` (also for
-    ``FILTER (!EXISTS …)``) or ``"MINUS"``: what a finding about one of them names."""
+    ``FILTER (!EXISTS …)``) or ``"MINUS"``: what a finding about one of them names. With
+    ``optional``, an ``OPTIONAL`` the group's ``FILTER (!BOUND(?t))`` requires empty too
+    (:func:`~._term_kinds.unbound_optionals`), as ``"OPTIONAL … !BOUND"``."""
     found: list[tuple[str, Any]] = []
     stack = [algebra]
     while stack:
@@ -109,6 +144,9 @@ def negations(algebra: Any, *, minus: bool = True) -> list[tuple[str, Any]]:
             if minus:
                 found.append(("MINUS", x.p2))
             stack.append(x.p1)
+        elif name == "Filter" and optional:
+            found.extend(("OPTIONAL … !BOUND", g) for g in unbound_optionals(x.expr, x.p))
+            stack.extend((x.expr, x.p))
         elif name in _PASSING:
             continue
         elif isinstance(x, Mapping):
@@ -134,7 +172,7 @@ def unclosed_guard(
     tool = step.tool
     if tool is None or tool.idempotent or tool.effect is None or tool.adapter is not None:
         return None
-    guard = [t for t in negated_triples(algebra) if t[1] != RDF.type]
+    guard = [t for t in negated_triples(algebra, optional=True) if t[1] != RDF.type]
     if not guard:
         return None
     on = Variable(step.var_for(tool.effect.subject))

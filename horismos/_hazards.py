@@ -56,10 +56,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 
-from rdflib import RDF, URIRef
+from rdflib import RDF, URIRef, Variable
 from rdflib.term import Node
 
 from ._digraph import Digraph, add_edge, shortest_path, simple_cycles, strongly_connected
+from ._guard_writes import forbids_on
 from ._model import (
     DEFAULT_MAX_STEPS,
     ActionStep,
@@ -516,7 +517,7 @@ def gated(
         return any(negated_reads(pre.select.algebra) & written for pre in patterns)
 
     own = next((s for s in members if s.iri == step), None)
-    if own is not None and negating(_patterns(own)):
+    if own is not None and _own_guard(own, members if writers is None else writers, widen):
         return True
     entering = [s for s in members if any(t == step for _, t in ways_out(s))]
     return bool(entering) and all(
@@ -525,6 +526,44 @@ def gated(
         and negating(r.requires for r in s.rules if r.next == step)
         for s in entering
     )
+
+
+def _own_guard(
+    own: Step, writers: Iterable[Step], widen: Callable[[URIRef], Iterable[URIRef]]
+) -> bool:
+    """Whether ``own``'s patterns forbid what ``writers``' tools write, of the node written
+    (:func:`~._guard_writes.forbids_on`): its own tool's on the variable it gives the effect's
+    subject (in its tool's ``horis:requires``, the argument), another's on ``?this`` when
+    written on the focus, else on a node its pattern cannot name. A decision's rules, which
+    call nothing, read another step's writes as such. A guard on the right property of
+    another node (``?order`` where the refund is written on ``?refund``) stops nothing."""
+    pairs: set[tuple[URIRef, Variable | None]] = set()
+    tool_pairs: set[tuple[URIRef, Variable | None]] = set()
+    for w in writers:
+        if not isinstance(w, ActionStep) or w.tool is None or w.tool.effect is None:
+            continue
+        effect = w.tool.effect
+        written = {x for a in effect.asserts for x in (a.property, *widen(a.property))}
+        var = w.var_for(effect.subject) if effect.subject else None
+        if w.iri == own.iri:
+            pairs |= {(p, Variable(var) if var else None) for p in written}
+            arg = Variable(effect.subject) if effect.subject else None
+            tool_pairs |= {(p, arg) for p in written}
+        else:
+            elsewhere = _THIS if var == "this" else None
+            pairs |= {(p, elsewhere) for p in written}
+            tool_pairs |= {(p, None) for p in written}
+    if isinstance(own, ActionStep):
+        tool = own.tool
+        return (own.requires is not None and forbids_on(own.requires.select.algebra, pairs)) or (
+            tool is not None
+            and tool.requires is not None
+            and forbids_on(tool.requires.select.algebra, tool_pairs)
+        )
+    return any(forbids_on(pre.select.algebra, pairs) for pre in _patterns(own))
+
+
+_THIS = Variable("this")
 
 
 def _patterns(step: Step) -> list[Precondition]:

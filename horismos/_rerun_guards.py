@@ -43,12 +43,12 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from rdflib import URIRef
+from rdflib import URIRef, Variable
 from rdflib.term import Node
 
-from ._hazards import Hazard, gated
+from ._guard_writes import forbids_on, negated_triples, unused_variable
+from ._hazards import Hazard
 from ._model import ActionStep, DecisionStep, Step, WaitStep, Workflow, ways_out
-from ._term_kinds import negated_reads
 from ._vocab import HORIS
 
 __all__ = ["unguarded_reruns"]
@@ -66,7 +66,7 @@ def unguarded_reruns(
     its tool, not idempotent, again (the module's docstring says what stops one). ``widen``:
     what writing a property entails (:func:`~._hazards.gated`'s); ``said``: steps the loader
     already said wrong (the module's docstring says which)."""
-    judged: list[tuple[ActionStep, frozenset[URIRef]]] = []
+    judged: list[tuple[ActionStep, frozenset[_Written]]] = []
     for step in sorted(steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or step.each_run or step.iri in said:
             continue
@@ -79,7 +79,10 @@ def unguarded_reruns(
             continue
         effect = tool.effect
         asserted = effect.asserts if effect is not None else ()
-        written = frozenset(w for a in asserted for w in (a.property, *widen(a.property)))
+        on_this = effect is not None and step.var_for(effect.subject) == "this"
+        written = frozenset(
+            (w, on_this) for a in asserted for w in (a.property, *widen(a.property))
+        )
         judged.append((step, written))
     if not judged:
         return  # the flow is walked only for a step that may act again
@@ -91,7 +94,7 @@ def unguarded_reruns(
     flow = _Flow.of(steps)
     starts = sorted({w.start for w in workflows.values()}, key=str)
     # one walk for each set of written properties an edge forbids: most steps share one
-    reached: dict[frozenset[URIRef], set[URIRef]] = {}
+    reached: dict[frozenset[_Written], set[URIRef]] = {}
     for step, written in judged:
         closing = written & flow.forbidden
         if closing not in reached:
@@ -105,40 +108,60 @@ def _shuts_itself(
     widen: Callable[[URIRef], Iterable[URIRef]],
     shut_once_done: Callable[[ActionStep], bool],
 ) -> bool:
-    """Whether ``step``'s own or its tool's ``horis:requires`` forbids what its tool writes
-    (:func:`~._hazards.gated`, asked of the step alone), or forbids of the node written
-    what the tool surely writes there (``shut_once_done``: also each item of a
-    ``horis:forEach``): once its call has succeeded, a second instance does not pass it."""
-    return gated(step.iri, [step], widen, [step]) or shut_once_done(step)
+    """Whether ``step``'s own or its tool's ``horis:requires`` forbids what its tool writes,
+    of the node it writes it on (:func:`~._guard_writes.forbids_on`: the step's variable for
+    the effect's subject, the tool's argument), or forbids of the node written what the tool
+    surely writes there (``shut_once_done``: also each item of a ``horis:forEach``): once
+    its call has succeeded, a second instance does not pass it. A guard on the right
+    property of another node (``FILTER NOT EXISTS { ?order :refundRef ?r }`` where the
+    refund is written on ``?refund``) held after the call, and was taken as one."""
+    tool = step.tool
+    effect = tool.effect if tool is not None else None
+    if tool is None or effect is None or tool.adapter is not None:
+        return shut_once_done(step)
+    props = {w for a in effect.asserts for w in (a.property, *widen(a.property))}
+    subject = effect.subject or None
+    on: Variable | None = Variable(step.var_for(subject)) if subject else None
+    arg: Variable | None = Variable(subject) if subject else None
+    return (
+        (
+            step.requires is not None
+            and forbids_on(step.requires.select.algebra, [(p, on) for p in props])
+        )
+        or (
+            tool.requires is not None
+            and forbids_on(tool.requires.select.algebra, [(p, arg) for p in props])
+        )
+        or shut_once_done(step)
+    )
 
 
 @dataclass(frozen=True)
 class _Flow:
     """The flow's edges, each with what a second instance must find absent to take it: a
     decision's rule that forbids what it reads (``FILTER NOT EXISTS``, ``MINUS``, ``OPTIONAL``
-    with ``!BOUND``: :func:`~._term_kinds.negated_reads`), a wait's ``horis:next`` when its
+    with ``!BOUND``: :func:`_forbidden`, node-aware), a wait's ``horis:next`` when its
     ``horis:until`` does and no timeout goes on there. Read once for every step judged."""
 
-    edges: dict[URIRef, list[tuple[URIRef, URIRef, frozenset[URIRef]]]]
+    edges: dict[URIRef, list[tuple[URIRef, URIRef, frozenset[_Written]]]]
     """Each step's ``(predicate, target, forbidden)``."""
-    forbidden: frozenset[URIRef]
+    forbidden: frozenset[_Written]
     """What any edge forbids: what else a step writes closes no edge."""
 
     @classmethod
     def of(cls, steps: Mapping[URIRef, Step]) -> _Flow:
-        edges: dict[URIRef, list[tuple[URIRef, URIRef, frozenset[URIRef]]]] = {}
+        edges: dict[URIRef, list[tuple[URIRef, URIRef, frozenset[_Written]]]] = {}
         for iri, s in steps.items():
             out = edges.setdefault(iri, [])
             for p, t in ways_out(s):
                 if p != HORIS.when:  # a rule's edge is its own, below
                     out.append((p, t, _until_forbids(s) if p == HORIS.next else frozenset()))
             for r in s.rules if isinstance(s, DecisionStep) else ():
-                forbidden = frozenset(negated_reads(r.requires.select.algebra))
-                out.append((HORIS.when, r.next, forbidden))
-        return cls(edges, frozenset(p for out in edges.values() for *_, f in out for p in f))
+                out.append((HORIS.when, r.next, _forbidden(r.requires.select.algebra)))
+        return cls(edges, frozenset(w for out in edges.values() for *_, f in out for w in f))
 
     def reached(
-        self, starts: Iterable[URIRef], shut: Container[URIRef], written: frozenset[URIRef]
+        self, starts: Iterable[URIRef], shut: Container[URIRef], written: frozenset[_Written]
     ) -> set[URIRef]:
         """The steps a second instance, started where a workflow starts, can reach once the
         first has called a tool that wrote ``written``: no edge is taken whose rule or wait
@@ -159,7 +182,27 @@ class _Flow:
         return seen
 
 
-def _until_forbids(step: Step) -> frozenset[URIRef]:
+_Written = tuple[URIRef, bool]
+"""A property written, and whether on the focus (``?this``): what a rule or a wait on the
+way can forbid, node-aware as far as another step's pattern can name the node."""
+
+
+def _forbidden(algebra: object) -> frozenset[_Written]:
+    """What a rule or a wait's until forbids (:func:`~._guard_writes.negated_triples`,
+    ``OPTIONAL … !BOUND`` too), each property with whether it is forbidden of ``?this``:
+    it stops a second instance only where a tool wrote it on the node so tested — on the
+    focus for ``?this``; a node of another variable may be the one written on another."""
+    return frozenset(
+        (p, s == _THIS)
+        for s, p, _ in negated_triples(algebra, optional=True)
+        if isinstance(p, URIRef)
+    )
+
+
+_THIS = Variable("this")
+
+
+def _until_forbids(step: Step) -> frozenset[_Written]:
     """What a wait's ``horis:until`` forbids, when its ``horis:next`` is taken only once it
     holds: no ``horis:timeout``, or one with a ``horis:onTimeout`` of its own (without one,
     the timeout goes on at ``horis:next`` as if it held). Nothing for another kind of step."""
@@ -167,7 +210,7 @@ def _until_forbids(step: Step) -> frozenset[URIRef]:
         return frozenset()
     if step.timeout is not None and step.on_timeout is None:
         return frozenset()
-    return frozenset(negated_reads(step.until.select.algebra))
+    return _forbidden(step.until.select.algebra)
 
 
 def _rerun(step: ActionStep, name: Callable[[Node], str]) -> Hazard:
@@ -196,7 +239,7 @@ def _rerun(step: ActionStep, name: Callable[[Node], str]) -> Hazard:
         )
     on = step.var_for(effect.subject)
     used = step.requires.variables if step.requires is not None else frozenset()
-    free = next(v for v in ("x", "done", "was", *(f"x{i}" for i in range(1, 99))) if v not in used)
+    free = unused_variable(used, "x")
     guard = f"FILTER NOT EXISTS {{ ?{on} {name(written.property)} ?{free} }}"
     return Hazard(
         step.iri,

@@ -37,9 +37,11 @@ __all__ = [
     "path_terms",
     "pattern_nodes",
     "pattern_terms",
+    "pattern_variables",
     "range_class",
     "read_terms",
     "term_kind",
+    "unbound_optionals",
     "value_kinds",
 ]
 
@@ -90,6 +92,12 @@ def range_class(g: Graph, prop: URIRef) -> URIRef | None:
     found = [r for r in g.objects(prop, RDFS.range) if isinstance(r, URIRef)]
     classes = [r for r in found if term_kind(g, r) == "class"]
     return classes[0] if len(classes) == 1 else None
+
+
+def pattern_variables(algebra: Any) -> set[str]:
+    """The names of every variable a parsed pattern writes, inside its ``FILTER NOT EXISTS``
+    groups too: what a variable suggested to add to it must not be named."""
+    return {str(x) for x in algebra_parts(algebra) if isinstance(x, Variable)}
 
 
 def algebra_parts(algebra: Any) -> Iterator[Any]:
@@ -270,7 +278,16 @@ def negated_reads(algebra: Any) -> set[URIRef]:
 
 
 def _unbound_optional_reads(expr: Any, group: Any) -> set[URIRef]:
-    """What the SPARQL 1.0 idiom for "not yet" reads: ``OPTIONAL { ?this :paidAt ?t } FILTER
+    """What :func:`unbound_optionals` of ``expr`` and ``group`` read."""
+    found: set[URIRef] = set()
+    for optional in unbound_optionals(expr, group):
+        found |= read_terms(optional) or set()
+    return found
+
+
+def unbound_optionals(expr: Any, group: Any) -> list[Any]:
+    """The OPTIONAL groups the SPARQL 1.0 idiom for "not yet" reads, of a FILTER's ``expr``
+    over its ``group``: ``OPTIONAL { ?this :paidAt ?t } FILTER
     (!BOUND(?t))`` holds only where the world lacks what the OPTIONAL reads, as ``FILTER NOT
     EXISTS { ?this :paidAt ?t }`` does. Only when the ``!BOUND`` is the group's FILTER (or one
     of its ``&&``) and its variable is bound by that one OPTIONAL of the group's top level and
@@ -289,7 +306,7 @@ def _unbound_optional_reads(expr: Any, group: Any) -> set[URIRef]:
         and isinstance(c.expr.arg, Variable)
     }
     if not unbound:
-        return set()
+        return []
     optionals: list[Any] = []
     bound_elsewhere: set[Variable] = set()
     stack = [group]
@@ -311,11 +328,11 @@ def _unbound_optional_reads(expr: Any, group: Any) -> set[URIRef]:
             bound_elsewhere |= {*(getattr(x, "_vars", None) or ()), *(x.p.get("PV") or ())}
         else:
             bound_elsewhere |= set(getattr(x, "_vars", None) or ())
-    found: set[URIRef] = set()
-    for var in unbound - bound_elsewhere:
+    found: list[Any] = []
+    for var in sorted(unbound - bound_elsewhere):
         binding = [o for o in optionals if var in (getattr(o, "_vars", None) or ())]
         if len(binding) == 1:
-            found |= read_terms(binding[0]) or set()
+            found.append(binding[0])
     return found
 
 

@@ -42,7 +42,7 @@ from rdflib import URIRef, Variable
 from rdflib.term import Node
 
 from ._digraph import Digraph, descendants, dominators
-from ._guard_writes import negated_groups
+from ._guard_writes import negated_groups, unused_variable
 from ._hazards import Hazard, flow_graph, path_text
 from ._held_waits import Written, focus_read, plain_focus_reads, plain_triples, surely_writes
 from ._model import ActionStep, DecisionStep, Step, Tool, Workflow, ways_out
@@ -206,7 +206,13 @@ def _first_pass(guard: _Guard, found: _Tripped, name: Callable[[Node], str]) -> 
     tripped, said, by = found
     me = guard.me
     drop = f"drop {guard.its} test of {said}: {by} has always written it by then"
-    instead = _guard(guard.step.tool, guard.on, guard.var_for, tripped, name)
+    used = frozenset(
+        v
+        for pre in (guard.step.requires, guard.step.tool.requires if guard.step.tool else None)
+        if pre is not None
+        for v in pre.variables
+    )
+    instead = _guard(guard.step.tool, guard.on, guard.var_for, tripped, name, used)
     return Hazard(
         guard.step.iri,
         f"{guard.forbids(said)}, which a step before it ({by}) writes on every way to {me}: the "
@@ -451,14 +457,16 @@ def _guard(
     var_for: Callable[[str], str],
     tripped: list[URIRef],
     name: Callable[[Node], str],
+    used: frozenset[str] = frozenset(),
 ) -> str | None:
     """The guard most likely meant: ``FILTER NOT EXISTS { ?on :q ?v }`` of a property
     ``:q`` the tool surely writes on ``?on`` (its effect's subject, given as ``var_for``
-    names it), other than those tripped; None when it writes none."""
+    names it), other than those tripped, ``?v`` a name the patterns do not use (``used``);
+    None when it writes none."""
     effect = tool.effect if tool is not None else None
     if effect is None or var_for(effect.subject) != on:
         return None
     for a in effect.asserts:
         if not a.optional and a.property not in tripped:
-            return f"FILTER NOT EXISTS {{ ?{on} {name(a.property)} ?v }}"
+            return f"FILTER NOT EXISTS {{ ?{on} {name(a.property)} ?{unused_variable(used)} }}"
     return None
