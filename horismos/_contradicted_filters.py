@@ -25,7 +25,7 @@ from decimal import Decimal
 from itertools import combinations
 from typing import Any
 
-from rdflib import Literal, URIRef, Variable
+from rdflib import XSD, Literal, URIRef, Variable
 
 from ._compared_kinds import is_now, needed_comparisons
 from ._datatypes import numeric_literal
@@ -113,9 +113,21 @@ def _clash(a: _Test, b: _Test) -> bool:
         return lo > hi or (lo == hi and (lower.op == ">" or upper.op == "<"))
     if a.number or b.number:
         return False  # a number against another kind: said by the crossed-kinds check
+    if type(a.value) is not type(b.value):
+        return False  # a node against a literal: said by the kinds check
     if a.op == "=" and b.op == "=":
-        return a.value != b.value and type(a.value) is type(b.value)
-    return {a.op, b.op} == {"=", "!="} and a.value == b.value
+        return _key(a.value) != _key(b.value)
+    return {a.op, b.op} == {"=", "!="} and _key(a.value) == _key(b.value)
+
+
+def _key(term: Decimal | Literal | URIRef) -> object:
+    """What SPARQL's ``=`` compares of a constant: a literal's datatype (``xsd:string`` for a
+    plain one, as RDF 1.1 has it), language and value (``"1"^^xsd:boolean`` is ``true``)."""
+    if not isinstance(term, Literal):
+        return term
+    datatype = term.datatype or (None if term.language else XSD.string)
+    value = term.value if term.value is not None else str(term)
+    return datatype, (term.language or "").lower(), value
 
 
 def contradictions(algebra: Any) -> list[Contradiction]:

@@ -100,6 +100,8 @@ def test_comparisons_no_value_meets_together_are_a_warning_at_the_filter(
         'FILTER (?s != "open" && ?s != "reopened")',
         "FILTER (!(?a > 1000 && ?a < 500))",
         "FILTER (?a > 10 && ?a > 20)",
+        'FILTER (?s = "open" && ?s = "open"^^xsd:string)',
+        'FILTER (?s = "open"@en && ?s = "open"@EN)',
     ],
 )
 def test_comparisons_some_value_meets_are_said_nothing_of(tmp_path: Path, rule: str) -> None:
