@@ -190,7 +190,7 @@ def test_a_candidates_query_is_held_to_the_ontology_as_a_pattern_is(
 
 @pytest.mark.parametrize(("drop", "said"), [
     pytest.param(False, "its horis:requires reads ?option as a node", id="next-pattern"),
-    pytest.param(True, 'it gives ?option to argument "flight" of airline.rebook, which takes a '
+    pytest.param(True, 'it gives ?option to argument "flight" of :airline.rebook, which takes a '
                  "node of :Flight", id="next-argument"),
 ])
 def test_candidates_of_the_other_kind_than_the_next_step_takes_are_an_error(
@@ -1064,7 +1064,7 @@ def test_an_argument_given_from_this_of_a_class_the_focus_is_not_is_a_warning(
     found = problems(path, LAB)
     assert [(p.severity, p.node) for p in found] == [("warning", ":Escalate"),
                                                      ("warning", ":File")]
-    assert 'gives argument "result" of lab.escalate (a :LabResult) from ?this' in found[0].message
+    assert 'gives argument "result" of :lab.escalate (a :LabResult) from ?this' in found[0].message
     assert found[0].hint is not None and "horis:focusType :LabResult" in found[0].hint
     assert found[0].line is not None  # at the step's horis:bind of the argument
     line = path.read_text().splitlines()[found[0].line - 1]
@@ -1165,7 +1165,7 @@ def test_candidates_of_a_class_the_next_steps_argument_does_not_take_are_a_warni
     assert (p.file, p.line, p.node) == (str(path), line, ":ProposeFlight"), p
     assert p.message.startswith("the horis:candidates query gives nodes of :Airport as ?option, "
                                 "but horis:next :RebookOnProposal gives ?option to argument "
-                                '"flight" of airline.rebook, which takes a :Flight'), p.message
+                                '"flight" of :airline.rebook, which takes a :Flight'), p.message
     assert p.hint == "have the candidates query give nodes of :Flight as ?option"
 
 
@@ -1178,7 +1178,7 @@ def test_an_argument_given_a_node_of_an_unrelated_class_is_a_warning(
     p = the_one(problems(path, TRIAGE), "warning")
     assert (p.file, p.line, p.node) == (str(path), line, ":NotifyNurse"), p
     assert p.message.startswith('horis:requires binds ?nurse to nodes of :AcuityLevel, but it '
-                                'gives argument "nurse" of ehr.notify_nurse, which takes a '
+                                'gives argument "nurse" of :ehr.notify_nurse, which takes a '
                                 ":Nurse"), p.message
     assert p.hint is not None and p.hint.startswith("bind ?nurse to a :Nurse in the pattern")
 
@@ -1212,7 +1212,7 @@ def test_an_argument_given_a_value_of_another_datatype_is_a_warning(
     assert (p.line, p.node) == (line, ":NotifyNurse"), p
     assert p.message.startswith("horis:requires binds ?ref to a value of :queueRef, whose "
                                 'rdfs:range is xsd:string, but it gives argument "ref" of '
-                                f"ehr.notify_nurse, which takes a literal of {typ}"), p.message
+                                f":ehr.notify_nurse, which takes a literal of {typ}"), p.message
     assert p.hint is not None and p.hint.startswith('declare "ref" horis:type xsd:string')
 
 
