@@ -545,6 +545,8 @@ def _own_guard(
         effect = w.tool.effect
         written = {x for a in effect.asserts for x in (a.property, *widen(a.property))}
         var = w.var_for(effect.subject) if effect.subject else None
+        if var not in {*(w.requires.binds if w.requires is not None else ()), "this"}:
+            var = None  # a variable nothing binds (?thiss): its own error says it
         if w.iri == own.iri:
             pairs |= {(p, Variable(var) if var else None) for p in written}
             arg = Variable(effect.subject) if effect.subject else None

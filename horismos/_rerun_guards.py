@@ -121,7 +121,10 @@ def _shuts_itself(
         return shut_once_done(step)
     props = {w for a in effect.asserts for w in (a.property, *widen(a.property))}
     subject = effect.subject or None
-    on: Variable | None = Variable(step.var_for(subject)) if subject else None
+    var = step.var_for(subject) if subject else None
+    bound = step.requires.binds if step.requires is not None else set()
+    # a variable nothing binds (?thiss): the unbound argument's error says it; any node
+    on: Variable | None = Variable(var) if var in {*bound, "this"} else None
     arg: Variable | None = Variable(subject) if subject else None
     return (
         (
