@@ -685,6 +685,37 @@ def test_run_refuses_an_effect_field_the_server_never_returns_before_any_call(tm
     assert not (tmp_path / "mcp" / "after.trig").exists()
 
 
+def test_an_effect_field_the_output_schema_types_otherwise_is_refused_before_any_call(
+        tmp_path) -> None:
+    # A server answering the account it created as an integer ("account": int in its output
+    # schema) under an assertion of xsd:string: validate --connect said valid, and every call
+    # of the non-idempotent tool acted, then the gate refused its "1"^^xsd:integer.
+    example = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+    shutil.copytree(example, tmp_path / "mcp")
+    server = tmp_path / "mcp" / "ward_server.py"
+    text = server.read_text(encoding="utf-8")
+    assert text.count("    bed: str") == 1 and text.count('"bed": f"{code}-{n:02d}"') == 1
+    server.write_text(text.replace("    bed: str", "    bed: int").replace(
+        '"bed": f"{code}-{n:02d}"', '"bed": n').replace(
+        "    code = ward.rsplit",
+        "    open('calls.log', 'a').write(patient + '\\n')\n    code = ward.rsplit"),
+        encoding="utf-8")
+    clinic = tmp_path / "mcp" / "clinic.ttl"
+    line = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1) if ":bedRef ;" in x)
+    p = horismos_forked(tmp_path / "mcp", "validate", "--connect", "clinic.ttl", timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith(f"clinic.ttl:{line}: error: :ward.assign_bed: "), p.stdout
+    assert ('ward.assign_bed\'s effect lands "bed" as :bedRef, of xsd:string, but the '
+            'server\'s output schema gives "bed" as JSON integer') in p.stdout
+    assert "declare the assertion's horis:type xsd:integer" in p.stdout
+    run = horismos_forked(tmp_path / "mcp", "run", "clinic.ttl", "--world", "world.ttl",
+                          "--all", "--out", "after.trig", timeout=120)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "ward.assign_bed is refused before any call: " in run.stderr
+    assert not (tmp_path / "mcp" / "calls.log").exists()
+    assert not (tmp_path / "mcp" / "after.trig").exists()
+
+
 def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> None:
     defs = CLINIC + "".join([
         tool("t.assign", "assign", args='; horis:arg [ horis:name "queue" ; '

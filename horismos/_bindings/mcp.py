@@ -523,12 +523,11 @@ class McpBinding(Binding):
         ``validate``'s warning: its answer lands without it."""
         await self.open()
         remote = self._remote
-        offered = ((remote.output_schema if remote is not None else None) or {}).get(
-            "properties"
-        ) or {}
+        schema = (remote.output_schema if remote is not None else None) or {}
+        offered = schema.get("properties") or {}
         unread = [
             (why, hint)
-            for a, why, hint in output_problems(self.tool, self.name, offered, _iri)
+            for a, why, hint in output_problems(self.tool, self.name, offered, _iri, schema)
             if not a.optional
         ]
         if unread:
@@ -671,7 +670,7 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
                 )
                 continue
             offered = (schema or {}).get("properties") or {}
-            for a, why, hint in output_problems(tool, remote, offered, defs.name):
+            for a, why, hint in output_problems(tool, remote, offered, defs.name, schema):
                 node = next(
                     (
                         n
@@ -726,12 +725,19 @@ def _iri(term: Any) -> str:
 
 
 def output_problems(
-    tool: Tool, remote: str, offered: Mapping[str, Any], name: Callable[[Any], str]
+    tool: Tool,
+    remote: str,
+    offered: Mapping[str, Any],
+    name: Callable[[Any], str],
+    schema: Mapping[str, Any] | None = None,
 ) -> list[tuple[Assertion, str, str]]:
     """The effect's returned values read from a field the server's output schema does not
     list (``offered``: its properties; nothing is judged without them): the gate then found
     no such field after the tool had acted, and refused the answer. Each with the field
-    meant, when one name is close or one field is left unclaimed."""
+    meant, when one name is close or one field is left unclaimed. A field listed with a JSON
+    type no value of the assertion's ``horis:type`` comes as (``"account": integer`` for an
+    ``xsd:string``) is said too: the gate refused each answer as well (``schema``, the whole
+    output schema, resolves its ``$ref``s)."""
     if not offered or tool.effect is None:
         return []
     returned = [a for a in tool.effect.asserts if a.value is None and not a.from_text]
@@ -739,7 +745,13 @@ def output_problems(
     free = [f for f in offered if f not in claimed]
     found = []
     for a in returned:
-        if a.key in offered or str(a.property) in offered:
+        field = a.key if a.key in offered else str(a.property)
+        if field in offered:
+            mistyped = _mistyped(
+                tool, a, field, offered[field], schema or {"properties": offered}, name
+            )
+            if mistyped is not None:
+                found.append((a, *mistyped))
             continue
         near = difflib.get_close_matches(a.key, free, n=1) or (free if len(free) == 1 else [])
         found.append(
@@ -755,6 +767,63 @@ def output_problems(
             )
         )
     return found
+
+
+_JSON_DATATYPE = {
+    "string": "xsd:string",
+    "integer": "xsd:integer",
+    "number": "xsd:decimal",
+    "boolean": "xsd:boolean",
+}
+
+
+def _lands_from(a: Assertion) -> set[str] | None:
+    """The JSON types a returned value may come as and still be of ``a``'s ``horis:type``
+    once the gate makes it a literal (:func:`~.._literals.typed_literal`: text takes any
+    datatype but ``xsd:string``'s own, a number a numeric one, a boolean only
+    ``xsd:boolean``); None where any may (no type, ``rdfs:Literal``, several values)."""
+    if a.many:
+        return None
+    if a.is_class:
+        return {"string"}  # an IRI or a CURIE
+    if a.type is None or a.type == RDFS.Literal:
+        return None
+    if a.type == XSD.string:
+        return {"string"}
+    if a.type == XSD.boolean:
+        return {"boolean", "string"}
+    if a.type in INTEGER_TYPES or a.type in _NUMBERS:
+        return {"integer", "number", "string"}
+    return {"string"}
+
+
+def _mistyped(
+    tool: Tool,
+    a: Assertion,
+    field: str,
+    sub: Any,
+    schema: Mapping[str, Any],
+    name: Callable[[Any], str],
+) -> tuple[str, str] | None:
+    """Why, and what to write, when the output schema gives ``field`` only JSON types no
+    value of ``a``'s type comes as; None when one may."""
+    wanted = _lands_from(a)
+    given = _accepted(sub, schema)
+    if wanted is None or not given or given & wanted or given <= {"null"}:
+        return None
+    kinds = "/".join(sorted(given))
+    meant = next((_JSON_DATATYPE[t] for t in sorted(given) if t in _JSON_DATATYPE), None)
+    what = "nodes (IRIs, answered as strings)" if a.is_class else name(a.type)
+    answer = f'have the server answer "{field}" as a string'
+    return (
+        f'{tool.name}\'s effect lands "{field}" as {name(a.property)}, of {what}, but the '
+        f'server\'s output schema gives "{field}" as JSON {kinds}, which lands as no value '
+        "of it: the gate would refuse every answer, after the tool had acted",
+        f"declare the assertion's horis:type {meant} (and the property's range to match), "
+        f"or {answer}"
+        if meant is not None and not a.is_class
+        else answer,
+    )
 
 
 def narrow(
