@@ -716,6 +716,51 @@ def test_an_effect_field_the_output_schema_types_otherwise_is_refused_before_any
     assert not (tmp_path / "mcp" / "after.trig").exists()
 
 
+def test_a_node_argument_the_input_schema_lists_codes_for_is_refused_before_any_call(
+        tmp_path) -> None:
+    # ward: Literal["cardiology", "surgery"] in the server, a class-typed "ward" in
+    # horis:takes: the IRI sent was never one of the codes, validate --connect said valid,
+    # and every call came back an error from the server's own argument check.
+    example = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+    shutil.copytree(example, tmp_path / "mcp")
+    server = tmp_path / "mcp" / "ward_server.py"
+    text = server.read_text(encoding="utf-8")
+    assert text.count("ward: str)") == 1
+    server.write_text(text.replace("ward: str)", 'ward: Literal["cardiology", "surgery"])')
+                      .replace("from typing import TypedDict",
+                               "from typing import Literal, TypedDict"), encoding="utf-8")
+    clinic = tmp_path / "mcp" / "clinic.ttl"
+    line = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1)
+                if "horis:takes [" in x)
+    p = horismos_forked(tmp_path / "mcp", "validate", "--connect", "clinic.ttl", timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith(f"clinic.ttl:{line}: error: :ward.assign_bed: "), p.stdout
+    assert ('argument "ward" is a node, sent as its IRI, but the server takes only '
+            '"cardiology", "surgery", no IRI among them') in p.stdout
+    assert 'declare "ward" a string (horis:type xsd:string)' in p.stdout
+    run = horismos_forked(tmp_path / "mcp", "run", "clinic.ttl", "--world", "world.ttl",
+                          "--all", "--out", "after.trig", timeout=120)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "ward.assign_bed is refused before any call: " in run.stderr
+    assert not (tmp_path / "mcp" / "after.trig").exists()
+
+
+@pytest.mark.parametrize(("schema", "refused"), [
+    ({"enum": ["urgent", "routine"]}, True),
+    ({"$ref": "#/$defs/Q"}, True),
+    ({"anyOf": [{"const": "urgent"}, {"const": "routine"}]}, True),
+    ({"enum": ["urn:q:urgent", "urgent"]}, False),      # an IRI among them: some call may fit
+    ({"anyOf": [{"enum": ["urgent"]}, {"type": "string"}]}, False),   # any string too
+    ({"type": "string"}, False),
+])
+def test_listed_codes_refuse_only_a_node_argument(schema, refused) -> None:
+    input_schema = {"properties": {"patient": {"type": "string"}, "queue": schema},
+                    "$defs": {"Q": {"enum": ["urgent", "routine"]}}}
+    as_node = input_problems(declared(PATIENT, ("queue", EX.AcuityLevel, True)), input_schema)
+    assert any("is a node, sent as its IRI" in p for p in as_node) is refused, as_node
+    assert input_problems(declared(PATIENT, ("queue", XSD.string, False)), input_schema) == []
+
+
 def test_validate_connect_reports_refused_tools_by_file_and_line(tmp_path) -> None:
     defs = CLINIC + "".join([
         tool("t.assign", "assign", args='; horis:arg [ horis:name "queue" ; '

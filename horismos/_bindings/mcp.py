@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 import os
 import re
 import sys
@@ -875,6 +876,16 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
                 f"{'/'.join(sorted(wanted - {'number'} or wanted))} but the server "
                 f"takes {'/'.join(sorted(accepted)) or 'nothing'}"
             )
+        elif arg.is_class:
+            listed = _listed(sub, schema)
+            if listed and not any(isinstance(v, str) and _IRI.match(v) for v in listed):
+                shown = ", ".join(json.dumps(v) for v in listed[:6])
+                problems.append(
+                    f'argument "{arg.name}" is a node, sent as its IRI, but the server takes '
+                    f"only {shown}{', …' if len(listed) > 6 else ''}, no IRI among them: "
+                    f'every call would be refused — declare "{arg.name}" a string '
+                    "(horis:type xsd:string) read from a property holding one of those codes"
+                )
     declared = {a.name: a for a in tool.args}
     for name in schema.get("required") or ():
         required = declared.get(name)
@@ -935,6 +946,40 @@ def _accepted(schema: Any, root: Mapping[str, Any], depth: int = 0) -> set[str] 
     if types is None and isinstance(values, list):
         types = {_json_type(v) for v in values}
     return types
+
+
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S")
+"""The start of an absolute IRI (``http://…``, ``urn:…``): what a node is sent as."""
+
+
+def _listed(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[Any]:
+    """The values a (sub)schema's ``enum`` or ``const`` allows, through ``$ref`` and the
+    branches of ``anyOf``/``oneOf`` (each branch must list, else any value may come); none
+    when it allows any (``Literal["a", "b"]`` in a Python server is such an enum)."""
+    if not isinstance(schema, Mapping) or depth > 20:
+        return []
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        return _listed(target, root, depth + 1)
+    if "const" in schema:
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list):
+        return list(values)
+    for key in ("anyOf", "oneOf"):
+        subs = schema.get(key)
+        if isinstance(subs, list) and subs:
+            found: list[Any] = []
+            for sub in subs:
+                more = _listed(sub, root, depth + 1)
+                if not more:
+                    return []
+                found += more
+            return found
+    return []
 
 
 def _json_type(value: Any) -> str:
