@@ -7,11 +7,14 @@ to the second rule's step, and the definitions validated. So did tiers left in t
 order: ``?this :amount ?a . FILTER (?a > 1000)`` to a review, then ``FILTER (?a > 2000)`` to
 an escalation, which only a claim the review had already taken could reach.
 
-Two forms are said, each certain: patterns that are the same text, spaces aside; and
+Three forms are said, each certain: patterns that are the same text, spaces aside;
 patterns that are the same triples, one of them ``?this :p ?v``, whose FILTERs bound ``?v``
 alone, by ``>``, ``>=``, ``<`` or ``<=`` with a number (two bounds ANDed, in one FILTER or
-two), the later rule's range lying within the earlier's. What two other patterns hold is not
-compared.
+two), the later rule's range lying within the earlier's; and an earlier rule of triples alone
+(no FILTER, no OPTIONAL) every one of which the later rule asks too, term for term, with more
+of its own: the general case left before the particular (``?this :inDepartment :Engineering``
+to the base bundle, then ``?this :inDepartment :Engineering ; :hasRole :engineer`` to the
+engineers' one: no engineer got theirs). What two other patterns hold is not compared.
 """
 
 from __future__ import annotations
@@ -94,12 +97,23 @@ def shadowed_rules(
             continue
         seen: dict[str, Rule] = {}
         ranged: list[tuple[Rule, _Range]] = []
+        plain: list[tuple[Rule, frozenset[tuple[Any, Any, Any]]]] = []
         for rule in step.rules:
             text = " ".join(sorted(" ".join(p.text.split()) for p in rule.requires.patterns))
             first = seen.setdefault(text, rule)
             if first is not rule:
                 if first.next != rule.next:
                     yield step, rule, _same(step, rule, first, name)
+                continue
+            asked, alone = _asked(rule)
+            wider = next(
+                (r for r, t in plain if r.next != rule.next and asked is not None and t < asked),
+                None,
+            )
+            if alone and asked is not None:
+                plain.append((rule, asked))
+            if wider is not None:
+                yield step, rule, _particular(step, rule, wider, name)
                 continue
             mine = _range(rule)
             if mine is None:
@@ -119,6 +133,30 @@ def _same(step: DecisionStep, rule: Rule, first: Rule, name: Callable[[Node], st
         f"which is taken first, so {name(rule.next)} is never taken by it",
         "make this rule test what it was meant to (another value, another property), or remove it",
     )
+
+
+def _particular(step: DecisionStep, rule: Rule, first: Rule, name: Callable[[Node], str]) -> Hazard:
+    asked = " ".join(" ".join(p.text.split()) for p in first.requires.patterns)
+    return Hazard(
+        step.iri,
+        f"this horis:when rule asks all that the rule of horis:order {first.order:g} before it "
+        f"asks ({asked}), and more: it holds only when that one does, which is taken first and "
+        f"goes to {name(first.next)}, so {name(rule.next)} is never taken by it",
+        f"give this rule a lower horis:order than {first.order:g}, so that the particular case "
+        "is tried before the general one, or make it test what it was meant to",
+    )
+
+
+def _asked(rule: Rule) -> tuple[frozenset[tuple[Any, Any, Any]] | None, bool]:
+    """The triples ``rule``'s pattern asks of every solution (its basic graph patterns, a
+    FILTER over them aside), and whether they are all it asks; None for another pattern."""
+    top = rule.requires.select.algebra.get("p")
+    top = top.p if getattr(top, "name", None) == "Project" else top
+    filtered = getattr(top, "name", None) == "Filter"
+    triples = plain_triples(top.p if filtered else top)
+    if not triples:
+        return None, False
+    return frozenset(triples), not filtered
 
 
 def _narrower(

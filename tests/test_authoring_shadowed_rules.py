@@ -96,3 +96,44 @@ def test_a_range_after_a_rule_taking_any_value_is_a_warning(tmp_path: Path) -> N
         "this horis:when rule holds for :assessedAmount of ?this only where ?amount < 100, "
         "within any ?a of the rule of horis:order 1 before it, which goes to :PayOut: it holds "
         "only when that one does, which is taken first, so :Deny is never taken by it"]
+
+
+# An earlier rule of triples alone whose every triple a later rule asks too: the general case
+# left before the particular one (?this :inDepartment :Engineering to the base bundle, then
+# ?this :inDepartment :Engineering ; :hasRole :engineer to the engineers' bundle), so no
+# engineer ever got theirs, and the definitions validated.
+
+PLAIN = TWO.replace("FILTER (?a > 1000)", "")
+
+
+def _plain(tmp_path: Path, second: str, first: str = "") -> tuple[list[Problem], int]:
+    path = tmp_path / "claims.ttl"
+    text = PLAIN.replace("?this :assessedAmount ?a .", f"?this :assessedAmount ?a . {first}", 1)
+    text = text.replace("SECOND", second)
+    path.write_text(text, encoding="utf-8")
+    line = text[: text.index(second)].count("\n") + 1
+    return [p for p in problems(path) if "rule of horis:order" in p.message], line
+
+
+def test_a_rule_asking_more_than_an_earlier_plain_one_is_a_warning(tmp_path: Path) -> None:
+    (p,), line = _plain(tmp_path, "?this :deniedAt ?d ; :assessedAmount ?a . "
+                                  "FILTER NOT EXISTS { ?this :paidAt ?t }")
+    assert (p.severity, p.line, p.node) == ("warning", line, ":Decide"), p
+    assert p.message == (
+        "this horis:when rule asks all that the rule of horis:order 1 before it asks (?this "
+        ":assessedAmount ?a .), and more: it holds only when that one does, which is taken "
+        "first and goes to :PayOut, so :Deny is never taken by it"), p.message
+    assert p.hint.startswith("give this rule a lower horis:order than 1, so that the "
+                             "particular case is tried before the general one"), p.hint
+
+
+def test_no_alarm_where_the_later_rule_can_hold_alone(tmp_path: Path) -> None:
+    for first, second in [
+        ("", "?this :deniedAt ?d ."),                          # asks none of the earlier's
+        ("", "?this :assessedAmount ?x ; :deniedAt ?d ."),     # another variable: not compared
+        ("FILTER (?a > 5)", "?this :assessedAmount ?a ; :deniedAt ?d ."),  # earlier filtered
+        ("?this :deniedAt ?d .", "?this :assessedAmount ?a ."),  # the particular first: right
+        ("OPTIONAL { ?this :deniedAt ?d }", "?this :assessedAmount ?a ; :deniedAt ?d ."),
+    ]:
+        found, _ = _plain(tmp_path, second, first)
+        assert found == [], (first, second, found)
