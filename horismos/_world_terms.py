@@ -15,6 +15,11 @@ xsd:boolean, or ``:acuity "urgent"`` where :acuity is an owl:ObjectProperty. It 
 written, no pattern (``:onDuty true``) matched it, and the instance was blocked as if no
 nurse were on duty.
 
+A Turtle list written as a property's value (``:ada :hasRequest ( :r1 :r2 )``) where the
+property's values are nodes of a class is said too, once per property: the value is one node,
+the list, so a pattern ``?this :hasRequest ?r`` binds the list and never a member, and a
+``horis:forEach`` over the requests had one item, which no step's pattern matched.
+
 A world can be millions of triples: its files are read as a stream, keeping only the set of
 predicates and classes seen (a vocabulary, not the data), and read again, line by line, only
 for the lines of the few terms found wrong.
@@ -67,6 +72,7 @@ _PROPERTY_KINDS = frozenset(
     )
 )
 _TYPE = ox.NamedNode(str(RDF.type))
+_FIRST = ox.NamedNode(str(RDF.first))
 _KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
 _OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
 """Namespaces never judged here: the standard vocabularies (validate judges their names in
@@ -90,6 +96,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     closed = ClosedSeen.of(defs)
     shaped = ShapedSeen.of(defs)
     zoned = {ox.NamedNode(str(p)): step for p, step in now_compared_in(defs.steps.values()).items()}
+    listed = {ox.NamedNode(str(p)) for p in defs.graph.subjects(RDFS.range, RDF.List)}
     files = expand_paths(paths, RDF_SUFFIXES)
     for path in files:
         found += _file_problems(
@@ -103,6 +110,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
             closed,
             shaped,
             zoned,
+            listed,
             term_name=defs.name,
         )
     return found + seen.problems(files, named, defs.name, _first_lines, _written)
@@ -179,6 +187,7 @@ def _file_problems(
     closed: ClosedSeen,
     shaped: ShapedSeen,
     zoned: dict[ox.NamedNode, Node],
+    listed: set[ox.NamedNode],
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -193,9 +202,24 @@ def _file_problems(
     bad: set[tuple[ox.NamedNode, ox.NamedNode]] = set()  # (property, datatype) ill-typed
     values: list[tuple[ox.Quad, URIRef | str]] = []  # the first value of a wrong kind, and why
     zoneless: dict[ox.NamedNode, ox.Quad] = {}  # the first date-time with no zone NOW() meets
+    # a Turtle list's head cell is parsed just before the triple giving it as a value: the
+    # last cell seen is all that is kept (a list among a node property's values, said once)
+    cell: tuple[object, object] | None = None
+    lists: dict[ox.NamedNode, tuple[ox.Quad, object]] = {}
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
+        if pred == _FIRST:
+            cell = (quad.subject, quad.object)
+        elif (
+            cell is not None
+            and quad.object == cell[0]
+            and isinstance(quad.object, ox.BlankNode)
+            and pred not in lists
+            and pred not in listed
+            and ranges.get(pred, ("",))[0] == "node"
+        ):
+            lists[pred] = (quad, cell[1])
         closed.see(quad, path)
         shaped.see(quad, path)
         if pred == _TYPE:
@@ -253,6 +277,7 @@ def _file_problems(
         lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
     )
     refused += _zoneless_problems(path, zoneless, zoned, prefixes, term_name)
+    refused += _list_problems(path, lists, ranges, prefixes)
     if not terms and not values:
         return refused
     lines = _first_lines(path, terms, prefixes)
@@ -319,6 +344,37 @@ def _zoneless_problems(
                 line=_line_with(path, _term_pattern(pred.value, prefixes), text),
                 hint=f'write "{text.strip()}Z" for UTC, or the offset it was taken in '
                 f'("{text.strip()}+01:00")',
+            )
+        )
+    return out
+
+
+def _list_problems(
+    path: Path,
+    lists: dict[ox.NamedNode, tuple[ox.Quad, object]],
+    ranges: dict[ox.NamedNode, tuple[str, list[URIRef], str]],
+    prefixes: dict[str, str],
+) -> list[Problem]:
+    """A warning for the first Turtle list given as a value of each property whose values
+    are nodes (``:ada :hasRequest ( :r1 :r2 )``): the list is one node, not its members."""
+    out = []
+    for pred, (quad, first) in lists.items():
+        prop = _written(pred.value, prefixes)
+        member = _written(first.value, prefixes) if isinstance(first, ox.NamedNode) else "…"
+        out.append(
+            Problem(
+                "warning",
+                f"the world gives {prop} a list ( {member} … ), which is one node, the list, "
+                f"where its values are nodes ({ranges[pred][2]}): a pattern ?x {prop} ?v "
+                "binds the list itself and never one of its members, so a step reading each "
+                "member (a horis:forEach over them) finds one item, the list, and none of them",
+                node=_written(quad.subject.value, prefixes)
+                if isinstance(quad.subject, ox.NamedNode)
+                else None,
+                file=str(path),
+                line=_line_with(path, _term_pattern(pred.value, prefixes), "("),
+                hint=f"write the members as values of {prop}, with commas ({prop} {member}, "
+                f"…), or read them with ?x {prop}/rdf:rest*/rdf:first ?v",
             )
         )
     return out

@@ -381,6 +381,31 @@ def test_a_world_value_of_the_other_kind_than_its_range_is_a_warning_at_its_line
     ], warned
 
 
+def test_a_list_as_a_value_of_a_node_property_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """`:ada :hasRequest ( :r1 :r2 :r3 )`: the value is one node, the list, so the
+    forEach over a hire's requests found one item, the list's blank node, and the instance was
+    blocked naming a generated id. Said once a property; a blank node that is no list is
+    not said."""
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ":p1 a :Patient ; :acuity :urgent .\n"
+        ":p2 a :Patient ; :acuity :routine ;\n"
+        "    :assignedNurse ( :n1 :n2 ) .\n"
+        ":p3 a :Patient ; :acuity :routine ; :assignedNurse ( :n2 ) .\n"
+        ":p4 a :Patient ; :acuity :routine ; :assignedNurse :n1 , [ a :Nurse ] .\n")
+    warned = _world_warnings(world)
+    assert warned == [
+        f"{world}:4: warning: :p2: the world gives :assignedNurse a list ( :n1 … ), which is "
+        "one node, the list, where its values are nodes (it is an owl:ObjectProperty): a "
+        "pattern ?x :assignedNurse ?v binds the list itself and never one of its members, so "
+        "a step reading each member (a horis:forEach over them) finds one item, the list, and "
+        "none of them — write the members as values of :assignedNurse, with commas "
+        "(:assignedNurse :n1, …), or read them with ?x :assignedNurse/rdf:rest*/rdf:first ?v",
+    ], warned
+
+
 def test_a_world_value_misspelling_an_individual_of_its_range_is_a_warning_at_its_line(
         tmp_path: Path) -> None:
     """`:acuity :urgnt` where the world's acuity levels are :urgent and :routine loaded
