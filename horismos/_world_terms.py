@@ -20,6 +20,11 @@ property's values are nodes of a class is said too, once per property: the value
 the list, so a pattern ``?this :hasRequest ?r`` binds the list and never a member, and a
 ``horis:forEach`` over the requests had one item, which no step's pattern matched.
 
+An ``owl:sameAs`` the world states of a node the definitions name (``:FinanceDept owl:sameAs
+:Finance`` beside a rule testing ``?this :inDepartment :Finance``) is said too: no
+``--entailment`` derives from it, so the rule never matched a hire the world filed under the
+other name, and every one took ``horis:otherwise`` — a base bundle for the finance hire.
+
 A world can be millions of triples: its files are read as a stream, keeping only the set of
 predicates and classes seen (a vocabulary, not the data), and read again, line by line, only
 for the lines of the few terms found wrong.
@@ -73,6 +78,7 @@ _PROPERTY_KINDS = frozenset(
 )
 _TYPE = ox.NamedNode(str(RDF.type))
 _FIRST = ox.NamedNode(str(RDF.first))
+_SAME = ox.NamedNode(str(OWL.sameAs))
 _KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
 _OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
 """Namespaces never judged here: the standard vocabularies (validate judges their names in
@@ -206,11 +212,21 @@ def _file_problems(
     # last cell seen is all that is kept (a list among a node property's values, said once)
     cell: tuple[object, object] | None = None
     lists: dict[ox.NamedNode, tuple[ox.Quad, object]] = {}
+    same: dict[str, tuple[str, str]] = {}  # the first owl:sameAs of each node named: (s, o)
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
         pred = quad.predicate
         if pred == _FIRST:
             cell = (quad.subject, quad.object)
+        elif (
+            pred == _SAME
+            and isinstance(quad.subject, ox.NamedNode)
+            and isinstance(quad.object, ox.NamedNode)
+        ):
+            for end in (quad.object.value, quad.subject.value):
+                if end in named:
+                    same.setdefault(end, (quad.subject.value, quad.object.value))
+                    break
         elif (
             cell is not None
             and quad.object == cell[0]
@@ -278,6 +294,7 @@ def _file_problems(
     )
     refused += _zoneless_problems(path, zoneless, zoned, prefixes, term_name)
     refused += _list_problems(path, lists, ranges, prefixes)
+    refused += _same_problems(path, same, prefixes)
     if not terms and not values:
         return refused
     lines = _first_lines(path, terms, prefixes)
@@ -344,6 +361,30 @@ def _zoneless_problems(
                 line=_line_with(path, _term_pattern(pred.value, prefixes), text),
                 hint=f'write "{text.strip()}Z" for UTC, or the offset it was taken in '
                 f'("{text.strip()}+01:00")',
+            )
+        )
+    return out
+
+
+def _same_problems(
+    path: Path, same: dict[str, tuple[str, str]], prefixes: dict[str, str]
+) -> list[Problem]:
+    """A warning for the first ``owl:sameAs`` the world states of each node a definition
+    names: no entailment Horismos applies derives from it (docs/entailment.md), so what the
+    world says under the other name never meets a pattern naming this one."""
+    out = []
+    for term, (s, o) in same.items():
+        named, written = _written(term, prefixes), _written(o if s == term else s, prefixes)
+        out.append(
+            Problem(
+                "warning",
+                f"the world says {_written(s, prefixes)} owl:sameAs {_written(o, prefixes)}, "
+                f"and the definitions name {named}: no --entailment derives from owl:sameAs, "
+                f"so a pattern naming {named} never matches what the world says of {written}",
+                node=_written(s, prefixes),
+                file=str(path),
+                line=_line_with(path, _term_pattern(str(OWL.sameAs), prefixes), written),
+                hint=f"write {named} where the world writes {written}: one name for one node",
             )
         )
     return out

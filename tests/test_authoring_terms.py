@@ -406,6 +406,35 @@ def test_a_list_as_a_value_of_a_node_property_is_a_warning_at_its_line(
     ], warned
 
 
+def test_an_owl_same_as_of_a_node_the_definitions_name_is_a_warning_at_its_line(
+        tmp_path: Path) -> None:
+    """`:top owl:sameAs :urgent` in the world, `:urgent` what the definitions name: no
+    entailment derives from owl:sameAs, so a rule testing `:acuity :urgent` never matched the
+    patient filed under `:top`, who took horis:otherwise. Said once a node; a sameAs between
+    two nodes the definitions never name is the world's own."""
+    more = tmp_path / "levels.ttl"
+    more.write_text("@prefix : <http://example.org/ehr#> .\n:urgent a :AcuityLevel .\n")
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        ":p1 a :Patient ; :acuity :top .\n"
+        ":p2 a :Patient ; :acuity :urgent .\n"
+        ":n1 owl:sameAs :n2 .\n"
+        ":top owl:sameAs :urgent .\n"
+        ":urgent owl:sameAs :high .\n")
+    p = horismos_forked(".", "validate", *map(str, TRIAGE), str(more), "--world", str(world),
+                        "--store", "memory", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    warned = [x for x in p.stdout.splitlines() if str(world) in x]
+    assert warned == [
+        f"{world}:6: warning: :top: the world says :top owl:sameAs :urgent, and the "
+        "definitions name :urgent: no --entailment derives from owl:sameAs, so a pattern "
+        "naming :urgent never matches what the world says of :top — write :urgent where the "
+        "world writes :top: one name for one node",
+    ], warned
+
+
 def test_a_world_value_misspelling_an_individual_of_its_range_is_a_warning_at_its_line(
         tmp_path: Path) -> None:
     """`:acuity :urgnt` where the world's acuity levels are :urgent and :routine loaded
