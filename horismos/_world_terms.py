@@ -25,6 +25,10 @@ An ``owl:sameAs`` the world states of a node the definitions name (``:FinanceDep
 ``--entailment`` derives from it, so the rule never matched a hire the world filed under the
 other name, and every one took ``horis:otherwise`` — a base bundle for the finance hire.
 
+A value whose text a pattern matches under another language tag, or none
+(``:Finance rdfs:label "Finance"@en`` where a rule asks ``?d rdfs:label "Finance"``), is said
+too (:mod:`._tagged_matches`): the two literals are not equal, and the rule never held.
+
 A world can be millions of triples: its files are read as a stream, keeping only the set of
 predicates and classes seen (a vocabulary, not the data), and read again, line by line, only
 for the lines of the few terms found wrong.
@@ -32,6 +36,7 @@ for the lines of the few terms found wrong.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -49,6 +54,7 @@ from ._near_names import closest_term
 from ._shaped_world import ShapedSeen
 from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores.ox_files import file_format
+from ._tagged_matches import matched_texts, tag_of
 from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV
@@ -79,6 +85,7 @@ _PROPERTY_KINDS = frozenset(
 _TYPE = ox.NamedNode(str(RDF.type))
 _FIRST = ox.NamedNode(str(RDF.first))
 _SAME = ox.NamedNode(str(OWL.sameAs))
+_TEXTS = frozenset(ox.NamedNode(str(t)) for t in (XSD.string, RDF.langString))
 _KINDS = frozenset(ox.NamedNode(k) for k in _CLASS_KINDS | _PROPERTY_KINDS)
 _OPEN = ("http://www.w3.org/", NS, str(PROV), "urn:")
 """Namespaces never judged here: the standard vocabularies (validate judges their names in
@@ -103,6 +110,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     shaped = ShapedSeen.of(defs)
     zoned = {ox.NamedNode(str(p)): step for p, step in now_compared_in(defs.steps.values()).items()}
     listed = {ox.NamedNode(str(p)) for p in defs.graph.subjects(RDFS.range, RDF.List)}
+    texts = {ox.NamedNode(p): t for p, t in matched_texts(defs.steps.values()).items()}
     files = expand_paths(paths, RDF_SUFFIXES)
     for path in files:
         found += _file_problems(
@@ -117,6 +125,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
             shaped,
             zoned,
             listed,
+            texts,
             term_name=defs.name,
         )
     return found + seen.problems(files, named, defs.name, _first_lines, _written)
@@ -194,6 +203,7 @@ def _file_problems(
     shaped: ShapedSeen,
     zoned: dict[ox.NamedNode, Node],
     listed: set[ox.NamedNode],
+    texts: dict[ox.NamedNode, dict[str, tuple[str, Node]]],
     *,
     term_name: Callable[[Node], str],
 ) -> list[Problem]:
@@ -212,6 +222,8 @@ def _file_problems(
     # last cell seen is all that is kept (a list among a node property's values, said once)
     cell: tuple[object, object] | None = None
     lists: dict[ox.NamedNode, tuple[ox.Quad, object]] = {}
+    retagged: dict[tuple[ox.NamedNode, str], ox.Quad] = {}  # a pattern's text, tagged otherwise
+    met: set[tuple[ox.NamedNode, str]] = set()  # a pattern's text, as it is written
     same: dict[str, tuple[str, str]] = {}  # the first owl:sameAs of each node named: (s, o)
     parser = ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri())
     for quad in parser:  # ~4 µs a quad: the terms compared as nodes, made text once each
@@ -236,6 +248,13 @@ def _file_problems(
             and ranges.get(pred, ("",))[0] == "node"
         ):
             lists[pred] = (quad, cell[1])
+        if pred in texts and isinstance(quad.object, ox.Literal):
+            wanted = texts[pred].get(quad.object.value)
+            if wanted is not None and quad.object.datatype in _TEXTS:
+                if wanted[0] == tag_of(quad.object.language):
+                    met.add((pred, quad.object.value))
+                else:
+                    retagged.setdefault((pred, quad.object.value), quad)
         closed.see(quad, path)
         shaped.see(quad, path)
         if pred == _TYPE:
@@ -295,6 +314,9 @@ def _file_problems(
     refused += _zoneless_problems(path, zoneless, zoned, prefixes, term_name)
     refused += _list_problems(path, lists, ranges, prefixes)
     refused += _same_problems(path, same, prefixes)
+    refused += _retagged_problems(
+        path, {k: q for k, q in retagged.items() if k not in met}, texts, prefixes, term_name
+    )
     if not terms and not values:
         return refused
     lines = _first_lines(path, terms, prefixes)
@@ -361,6 +383,43 @@ def _zoneless_problems(
                 line=_line_with(path, _term_pattern(pred.value, prefixes), text),
                 hint=f'write "{text.strip()}Z" for UTC, or the offset it was taken in '
                 f'("{text.strip()}+01:00")',
+            )
+        )
+    return out
+
+
+def _retagged_problems(
+    path: Path,
+    retagged: dict[tuple[ox.NamedNode, str], ox.Quad],
+    texts: dict[ox.NamedNode, dict[str, tuple[str, Node]]],
+    prefixes: dict[str, str],
+    name: Callable[[Node], str],
+) -> list[Problem]:
+    """A warning for each text a pattern matches a property with that the world writes,
+    for that property, only under another language tag or none."""
+    out = []
+    for (pred, text), quad in retagged.items():
+        value = quad.object
+        tag, step = texts[pred][text]
+        prop = _written(pred.value, prefixes)
+        given = tag_of(value.language) if isinstance(value, ox.Literal) else ""
+        quoted = json.dumps(text, ensure_ascii=False)
+        world = f"{quoted}@{given}" if given else quoted
+        asked = f"{quoted}@{tag}" if tag else quoted
+        said = f"with the tag @{tag}" if tag else "with no language tag"
+        out.append(
+            Problem(
+                "warning",
+                f"the world gives {prop} {world}, and {name(step)}'s pattern matches {prop} "
+                f"with {asked}, {said}: a literal equals none of another tag or of none, so "
+                "that pattern never matches this value",
+                node=_written(quad.subject.value, prefixes)
+                if isinstance(quad.subject, ox.NamedNode)
+                else None,
+                file=str(path),
+                line=_line_with(path, _term_pattern(pred.value, prefixes), text),
+                hint=f"write {world} in the pattern (or FILTER (str(?v) = {quoted}) to take "
+                f"any tag), or {asked} in the world",
             )
         )
     return out
