@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, URIRef, Variable
 from rdflib.term import Node
 from rdflib.util import from_n3
 
@@ -41,6 +41,7 @@ from ._gate import Gate
 from ._model import ActionStep, Step, WaitStep
 from ._near_names import closest_term
 from ._people import person_triples
+from ._preconditions import group_triples
 from ._proposal import check_answer
 from ._records import InstanceRun, StepRecord
 from ._stored_instances import OpenWait, StoredInstance, open_wait, read_instance
@@ -387,6 +388,7 @@ def prepare(
             f"{defs.name(stored.workflow)}; load the definitions it ran with"
         )
     _check_terms(defs, facts)
+    _check_focus(defs, step, stored.focus, facts)
     _check_spelling(defs, world.store, facts)
     _check_ranges(defs, facts)
     _check_zones(defs, facts)
@@ -537,6 +539,37 @@ def _check_spelling(
                 f"name, so nothing would read what they say of it: did you mean "
                 f"{defs.name(meant)}? (nothing landed)"
             )
+
+
+def _check_focus(
+    defs: Definitions, step: WaitStep, focus: Node, triples: list[tuple[Node, Node, Node]]
+) -> None:
+    """Facts giving another node than the instance's focus a property the wait's
+    ``horis:until`` reads of ``?this``, and the focus none (``:ada :managerSignOff true`` to
+    resume :bob's wait): refused before anything lands. Let through, :bob kept waiting, and
+    :ada's sign-off stood in the world: her own wait, once reached, found its until holding
+    and went on with no manager asked."""
+    if step.until is None or not triples:
+        return
+    read = {
+        p
+        for s, p, _ in group_triples(step.until.select.algebra)
+        if s == Variable("this") and isinstance(p, URIRef) and p != RDF.type
+    }
+    for prop in sorted(read):
+        given = [(s, o) for s, p, o in triples if p == prop]
+        if not given or any(s == focus for s, _ in given):
+            continue
+        other, value = given[0]
+        name = defs.name
+        raise UsageError(
+            f"the facts give {name(other)} {name(prop)} {turtle_term(value, name)}, which the "
+            f"wait's horis:until reads of ?this, but this instance waits for {name(focus)}: "
+            f"nothing in them ends its wait, and {name(other)}'s own wait would find it "
+            f"answered when reached, with no one asked (nothing landed) — write "
+            f"{name(focus)} for {name(other)}, or resume the instance of {name(other)} once "
+            "it waits"
+        )
 
 
 def _check_ranges(defs: Definitions, triples: list[tuple[Node, Node, Node]]) -> None:

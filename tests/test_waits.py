@@ -529,6 +529,27 @@ def test_an_instance_that_is_not_waiting_cannot_be_resumed(leave) -> None:
     assert world.canonical() == before
 
 
+def test_facts_answering_another_focus_than_the_instances_are_refused(leave) -> None:
+    """:req1's wait answered with `:req3 :approvedBy :grace`: the facts landed, :req1 kept
+    waiting, and :req3's own wait, once reached, found its until holding and went on with no
+    manager asked. Refused, nothing landed; the same fact beside one of the focus lands."""
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    before = world.canonical()
+    with pytest.raises(UsageError) as e:
+        agent.resume(world, waiting.instance, facts=":req3 :approvedBy :grace . :req3 a :Request .")
+    assert str(e.value) == (
+        "the facts give :req3 :approvedBy :grace, which the wait's horis:until reads of ?this, "
+        "but this instance waits for :req1: nothing in them ends its wait, and :req3's own "
+        "wait would find it answered when reached, with no one asked (nothing landed) — write "
+        ":req1 for :req3, or resume the instance of :req3 once it waits")
+    assert world.canonical() == before
+    assert state(world, waiting.instance) == (HORIS.Waiting, L.Approve)
+    run = agent.resume(world, waiting.instance,
+                       facts=":req1 :approvedBy :grace . :req3 a :Request ; :approvedBy :grace .")
+    assert run.status == "completed", run.error
+
+
 def test_facts_that_do_not_end_the_wait_land_and_it_keeps_waiting(leave) -> None:
     agent, world = leave
     waiting = agent.run(world, ":Leave", ":req1")
