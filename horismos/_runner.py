@@ -148,12 +148,25 @@ class Runner(ActionSteps):
                     if refused in (None, HORIS.binding)
                     else (tool.iri, refused, None)  # horis:takes, or the effect's field
                 )
-                file, line = self.defs.sources.locate_statement(*at)
                 address = tool.mcp_address
+                server = self.mcp.servers.get(address[0]) if address is not None else None
+                # a server declared so it cannot start (no such program or module, a
+                # variable unset) is its declaration's fault, as validate says it; one that
+                # is down (Unreachable) is not
+                unstarted = (
+                    refused is None
+                    and server is not None
+                    and type(e) is NotSent
+                    and "could not start" in str(e)
+                )
+                if unstarted and server is not None:
+                    at = (server.iri, HORIS.url if server.url is not None else HORIS.command, None)
+                file, line = self.defs.sources.locate_statement(*at)
                 declared = (
                     tool.binding.startswith("python:")
                     or (address is not None and address[0] not in self.mcp.servers)
                     or refused is not None
+                    or unstarted
                 )
                 if declared and file is not None and e.args:
                     listed = self._with_the_others(workflow, tool, at, str(e.args[0]))

@@ -338,6 +338,34 @@ def test_program_that_does_not_exist(tmp_path) -> None:
         agent.run(world, focus=EX.p1)
 
 
+def test_a_server_declared_so_it_cannot_start_is_said_at_its_declaration_by_run(
+        tmp_path) -> None:
+    # validate --connect said tools.ttl:LINE of the server's horis:command; run said the same
+    # words with no file nor line, though the fix (a module name misspelt in horis:args) is
+    # one line of the Turtle. A server that is down is not a line's fault, and stays unsaid.
+    defs = (':gone a horis:McpServer ; horis:command "python" ;\n'
+            '    horis:args ( "-m" "no_such_mcp_module_xyz" ) .\n'
+            ':down a horis:McpServer ; horis:url "http://127.0.0.1:9/mcp" .\n')
+    for server in ("gone", "down"):
+        folder = tmp_path / server
+        load(folder, defs + tool("t.assign", "assign", server=server) + workflow("A")
+             + step("A", "t.assign"))
+        line = (PREFIXES + defs).splitlines().index(
+            ':gone a horis:McpServer ; horis:command "python" ;') + 1
+        p = horismos_forked(folder, "run", "defs.ttl", "--world", "world.ttl", "--focus",
+                            ":p1", timeout=120)
+        assert p.returncode == 2, p.stdout + p.stderr
+        said = next(x for x in p.stderr.splitlines() if x.startswith("horismos run: error:"))
+        if server == "gone":
+            assert said.startswith(
+                f"horismos run: error: defs.ttl:{line}: t.assign (mcp://gone/assign): MCP "
+                'server "gone" (python -m no_such_mcp_module_xyz) could not start'), said
+            assert "No module named no_such_mcp_module_xyz" in said
+        else:
+            assert said.startswith(
+                'horismos run: error: t.assign (mcp://down/assign): MCP server "down"'), said
+
+
 def test_tool_the_server_does_not_have(tmp_path) -> None:
     defs = CLINIC + tool("t.nope", "nope") + workflow("A") + step("A", "t.nope")
     agent, world = load(tmp_path, defs)
