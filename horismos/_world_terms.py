@@ -21,9 +21,11 @@ the list, so a pattern ``?this :hasRequest ?r`` binds the list and never a membe
 ``horis:forEach`` over the requests had one item, which no step's pattern matched.
 
 An ``owl:sameAs`` the world states of a node the definitions name (``:FinanceDept owl:sameAs
-:Finance`` beside a rule testing ``?this :inDepartment :Finance``) is said too: no
-``--entailment`` derives from it, so the rule never matched a hire the world filed under the
-other name, and every one took ``horis:otherwise`` — a base bundle for the finance hire.
+:Finance`` beside a rule testing ``?this :inDepartment :Finance``) is said too, when the world
+says anything else of the other name: no ``--entailment`` derives from it, so the rule never
+matched a hire the world filed under the other name, and every one took ``horis:otherwise`` —
+a base bundle for the finance hire. A link out (``:Finance owl:sameAs dbr:Finance``, nothing
+else said of ``dbr:Finance``) hides nothing from a pattern.
 
 A value whose text a pattern matches under another language tag, or none
 (``:Finance rdfs:label "Finance"@en`` where a rule asks ``?d rdfs:label "Finance"``), is said
@@ -432,7 +434,10 @@ def _same_problems(
     names: no entailment Horismos applies derives from it (docs/entailment.md), so what the
     world says under the other name never meets a pattern naming this one."""
     out = []
+    said = _said_of(path, {o if s == term else s for term, (s, o) in same.items()})
     for term, (s, o) in same.items():
+        if (o if s == term else s) not in said:  # a link out (dbpedia's): nothing to miss
+            continue
         named, written = _written(term, prefixes), _written(o if s == term else s, prefixes)
         out.append(
             Problem(
@@ -447,6 +452,23 @@ def _same_problems(
             )
         )
     return out
+
+
+def _said_of(path: Path, others: set[str]) -> set[str]:
+    """Those of ``others`` (IRIs) that ``path`` says anything of beside an ``owl:sameAs``: a
+    second pass over the file, made only when the first found such a link."""
+    if not others:
+        return set()
+    found: set[str] = set()
+    for quad in ox.parse(path=path, format=file_format(path), base_iri=path.resolve().as_uri()):
+        if quad.predicate == _SAME:
+            continue
+        for end in (quad.subject, quad.object):
+            if isinstance(end, ox.NamedNode) and end.value in others:
+                found.add(end.value)
+        if found == others:
+            break
+    return found
 
 
 def _list_problems(
