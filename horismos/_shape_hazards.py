@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import cast
 
-from rdflib import URIRef
+from rdflib import URIRef, Variable
 from rdflib.term import Node
 
 from ._digraph import descendants
+from ._guard_writes import negated_triples
 from ._hazards import Hazard, flow_graph, written_on_focus
 from ._model import (
     ActionStep,
@@ -185,6 +186,21 @@ def written_twice(
                     for b in sorted(before, key=lambda b: str(b.iri))
                 )
                 said_p, said_shape = name(prop), name(min([*limits, *judged[later]], key=str))
+                if _guards_against(step, prop):  # blocked there, its tool never called
+                    yield Hazard(
+                        tool.iri,
+                        f"{name(later)} comes after {firsts} on one path, each writing "
+                        f"{said_p} on the instance's {name(workflow.focus_type)}, and "
+                        f"{name(later)}'s own horis:requires forbids {said_p} there: an "
+                        f"instance coming that way is blocked at {name(later)}, its tool never "
+                        "called",
+                        f"check where the way from {name(before[0].iri)} to {name(later)} was "
+                        "meant to lead (a horis:next or horis:otherwise back to the decision "
+                        f"before {name(later)}, say), or let {name(later)}'s guard allow what "
+                        "the earlier step wrote",
+                        asserted=prop,
+                    )
+                    continue
                 yield Hazard(
                     tool.iri,
                     f"at {name(later)} this writes {said_p} on the instance's "
@@ -198,6 +214,17 @@ def written_twice(
                     f"{said_shape}",
                     asserted=prop,
                 )
+
+
+def _guards_against(step: ActionStep, prop: URIRef) -> bool:
+    """Whether ``step``'s own ``horis:requires`` forbids ``prop`` on the focus (``FILTER NOT
+    EXISTS { ?this :accessBundle ?b }``, ``MINUS``): reached once it is written, the step is
+    blocked before its tool acts, and no second value is written for the gate to reject."""
+    select = getattr(step.requires, "select", None) if step.requires is not None else None
+    if select is None:
+        return False
+    this = Variable("this")
+    return any(s == this and p == prop for s, p, _ in negated_triples(select.algebra))
 
 
 def landing_tools(workflows: Mapping[URIRef, Workflow]) -> dict[URIRef, dict[URIRef, Tool]]:

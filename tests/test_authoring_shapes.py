@@ -737,3 +737,39 @@ def test_an_invalid_pattern_is_said_beside_a_slip_that_stops_the_shapes_loading(
     assert any('sh:maxCount "one" is not an integer' in line for line in said), p.stdout
     assert any(f"{ontology.name}:" in line and 'sh:pattern "^Q-([A-Z]+-[0-9]+$" is no regular '
                "expression" in line for line in said), p.stdout
+
+
+def test_a_second_write_its_own_guard_forbids_is_said_blocked_not_rejected(
+        tmp_path: Path) -> None:
+    """:File guarded by FILTER NOT EXISTS { ?this :reviewStatus ?s }, reached after :Escalate
+    wrote one. The warning said the gate rejects what lab.file_result returns, after it has
+    acted, and to drop sh:maxCount 1 (onboarding: a decision's otherwise looping back to the
+    bundle decision, each bundle step guarded so) — but the guard blocks :File before its tool
+    is called, and dropping the shape's limit changes nothing. It says so now."""
+    from workflow_edits import LAB
+
+    ontology = tmp_path / LAB[1].name
+    ontology.write_text(LAB[1].read_text(encoding="utf-8") + LAB_STATUS, encoding="utf-8")
+    text = LAB[0].read_text(encoding="utf-8")
+    for old, new in (
+        ("horis:asserts [ horis:property :escalatedAt ; horis:value horis:now ]",
+         "horis:asserts [ horis:property :escalatedAt ; horis:value horis:now ] ;\n"
+         "        horis:asserts [ horis:property :reviewStatus ; horis:value :Escalated ]"),
+        ("horis:asserts [ horis:property :filedAt ; horis:value horis:now ]",
+         "horis:asserts [ horis:property :filedAt ; horis:value horis:now ] ;\n"
+         "        horis:asserts [ horis:property :reviewStatus ; horis:value :Filed ]"),
+        (""":File a horis:ActionStep ;
+    horis:tool :lab.file_result ;""", """:File a horis:ActionStep ;
+    horis:tool :lab.file_result ;
+    horis:requires "FILTER NOT EXISTS { ?this :reviewStatus ?s }" ;"""),
+    ):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    workflow = tmp_path / LAB[0].name
+    workflow.write_text(text + ":Escalate horis:next :File .\n", encoding="utf-8")
+    (p,) = [p for p in problems(workflow, LAB, ontology) if ":reviewStatus" in p.message]
+    assert p.node == ":lab.file_result" and p.message == (
+        ":File comes after :Escalate (lab.escalate) on one path, each writing :reviewStatus on "
+        "the instance's :LabResult, and :File's own horis:requires forbids :reviewStatus "
+        "there: an instance coming that way is blocked at :File, its tool never called"), p
+    assert "sh:maxCount" not in p.message + p.hint, p
