@@ -244,15 +244,21 @@ def cmd_trace_show(args: argparse.Namespace) -> int:
     checked; an edited event stops it there, with the error."""
     name = bracketed
     held = None
+    first_step = None
     if args.paths:
         defs = load_definitions(args.paths)
 
         def name(iri: str) -> str:
             return defs.name(URIRef(iri))
 
+        def first_step(workflow: str) -> str | None:
+            wf = defs.workflows.get(URIRef(workflow))
+            return defs.name(wf.start) if wf is not None else None
+
         held = functools.partial(held_in_doubt, defs)
 
-    for line in timeline(iter_trace(readable_file(args.trace)), args.trace, name, held):
+    events = iter_trace(readable_file(args.trace))
+    for line in timeline(events, args.trace, name, held, first_step):
         print(line)
     if Path(args.trace).is_file():  # a pipe's header cannot be read again
         unchecked = unchecked_signatures(_recorded_header(Path(args.trace)))

@@ -54,6 +54,7 @@ def timeline(
     source: str = "the trace",
     name: Callable[[str], str] = bracketed,
     held: Held | None = None,
+    first_step: Callable[[str], str | None] | None = None,
 ) -> Iterator[str]:
     """One line per event worth reading: the run, each instance, each step, the end; each
     given as its event is read, every IRI as ``name`` gives it (the definitions' CURIE, or
@@ -61,12 +62,15 @@ def timeline(
     hold: the gate's messages, failed attempts, receipts, the onError edge, a proposal's
     ranking, an approval; of a trace that stops, the instances it left mid-step; and, with
     ``held`` (which needs the definitions: a trace does not record whether a tool is
-    idempotent), the calls a step left held in doubt. An event whose values are of shapes no
+    idempotent), the calls a step left held in doubt; with ``first_step`` (a workflow's IRI:
+    the name of its first step, which the definitions say), the step an instance cut short
+    before its first step's event was at. An event whose values are of shapes no
     run writes is a :class:`~horismos.TraceError` (:func:`~horismos._event_shape.reading`)."""
     kind = None
     header: Mapping[str, Any] = {}
     store = None  # where the run's world was kept, as its header says
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
+    began: dict[str, str] = {}  # an instance this run started: its workflow
     for index, e in enumerate(events):
         kind = e.get("type")
         if kind == "header":
@@ -75,6 +79,8 @@ def timeline(
             doubts = held(header, e) if held is not None and kind == "step" else []
             lines = _event_lines(e, name, doubts)
             _follow(e, running, name)
+            if kind == "instance" and "continued_at" not in e:
+                began[str(e.get("instance"))] = str(e.get("workflow"))
         yield from lines
     if kind is not None and kind != "end":
         yield "no end event: the recording stopped here (its process died, or the file was cut)"
@@ -83,10 +89,27 @@ def timeline(
                 f"  instance {short(instance)[:8]}"
                 + (f" for {focus}" if focus else "")
                 + " was still running"
-                + (f", at {at}" if at else ", at its first step")
+                + (f", at {at}" if at else _first_step(began.get(instance), name, first_step))
                 + ": what that step did is not in the trace, and a call it sent may have acted; "
                 + _where_to_look(store)
             )
+
+
+def _first_step(
+    workflow: str | None,
+    name: Callable[[str], str],
+    first_step: Callable[[str], str | None] | None,
+) -> str:
+    """Where an instance a stopped trace left before its first step's event was: that step
+    by name when the definitions say it, else the first step of its workflow. The line said
+    "at its first step", and a reviewer had to open the workflow to learn which step that
+    was, the one whose call may have acted."""
+    step = first_step(workflow) if first_step is not None and workflow is not None else None
+    if step is not None:
+        return f", at {step} (its first step)"
+    if workflow is not None:
+        return f", at the first step of {name(workflow)}"
+    return ", at its first step"
 
 
 def _where_to_look(store: object) -> str:
@@ -223,7 +246,11 @@ def _step_line(e: Mapping[str, Any], name: Callable[[str], str]) -> str:
     clock = e.get("clock") or []
     when = _time_of_day(clock[0]) if clock else " " * 12
     took = sum((e.get("timings") or {}).values()) * 1000
-    what = name(str(e.get("step")))
+    # a catalog call's step is the call itself (``urn:horismos:call:ID``), which no definitions
+    # name: by its short id, as ``instances`` names an instance, not as a whole IRI beside the
+    # tool's CURIE
+    step = str(e.get("step"))
+    what = f"call {short(step)[:8]}" if e.get("kind") == "ToolCall" else name(step)
     if e.get("tool"):
         tool = name(e["tool"])
         what += "  " + (

@@ -277,10 +277,15 @@ def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path)
         "no end event: the recording stopped here (its process died, or the file was cut)")
     started = next(line for line in lines if line.startswith("instance "))
     instance = started.split()[1]
+    # the step it was at is named: "at its first step" sent the reviewer to the workflow
     assert lines[at + 1].startswith(
-        f"  instance {instance} for :patient43 was still running, at its first step: "), lines
+        f"  instance {instance} for :patient43 was still running, at :QueuePatient (its "
+        "first step): "), lines
     assert "a call it sent may have acted" in lines[at + 1]
     assert f"`horismos instances --store oxigraph:{tmp_path / 'st'}` lists it" in lines[at + 1]
+    bare = horismos("trace", "show", "t.jsonl", cwd=tmp_path)  # no definitions at hand
+    assert (" was still running, at the first step of <http://example.org/ehr#Triage>: "
+            in bare.stdout), bare.stdout
 
 
 def test_a_proposal_shows_what_was_ranked_and_what_was_dropped(tmp_path: Path) -> None:

@@ -1,0 +1,45 @@
+"""What an incident reviewer reconstructs from the artefacts alone (traces, the world,
+`horismos instances`, `trace show`, `replay`): each test runs the command line as a user does,
+on an ``oxigraph:PATH`` world in a scratch folder, and asserts what the artefacts now say."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from forked import horismos_forked
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
+EHR = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
+ARGS = ["--args", '{"patient": ":patient42", "queue": ":urgent"}']
+
+
+def horismos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return horismos_forked(cwd, *args, timeout=120)
+
+
+def loaded(tmp_path: Path) -> list[str]:
+    """The triage example's world, loaded into a store on disk: its ``--store`` options."""
+    store = ["--store", f"oxigraph:{tmp_path / 'st'}"]
+    p = horismos("load", str(ROOT / "examples" / "triage" / "world.ttl"), *store, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return store
+
+
+def test_a_catalog_calls_line_names_the_call_by_its_short_id(tmp_path: Path) -> None:
+    """A `tools call`'s step line in `trace show` gave the call as its whole IRI
+    (`<urn:horismos:call:3552a8ee…>`) where a step's line gives the step's CURIE: it now
+    names it `call 3552a8ee`, beside the tool's CURIE."""
+    store = loaded(tmp_path)
+    p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *EHR, *store, *ARGS,
+                 "--trace", "c.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    call = json.loads((tmp_path / "c.jsonl").read_text().splitlines()[1])["instance"]
+    shown = horismos("trace", "show", "c.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    (line,) = [x for x in shown.stdout.splitlines() if ":ehr.assign_queue(" in x]
+    assert re.search(rf"  call {call.rsplit(':', 1)[1][:8]}  :ehr\.assign_queue\(patient=", line)
+    assert "urn:horismos:call" not in shown.stdout
