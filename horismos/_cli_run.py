@@ -33,6 +33,7 @@ from ._cli_common import (
     reach_options,
     short_id,
     waiting_instance_arguments,
+    writable,
     written_back,
 )
 from ._cli_validate import run_warnings
@@ -48,7 +49,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stored_instances import find_instance, read_instance
 from ._stores import DEFAULT_STORE
-from ._trace import Trace
+from ._trace import Trace, drop_if_empty, own_file
 from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
 from ._world import World, holds_subject
@@ -92,6 +93,8 @@ def run_arguments(p: argparse.ArgumentParser) -> None:
         help="with --focus: if the focus has an instance of the workflow, run nothing and "
         "print it as it stands, exiting by its status (6: another process is running it "
         "now), writing no --trace; one whose process was killed mid-step is gone on with. "
+        "A --trace file holding an earlier attempt's trace is kept: a retry that runs "
+        "writes the next free numbered file (t-2.jsonl). "
         "What a script that retries after a timeout gives, so a retry never runs the "
         "workflow a second time",
     )
@@ -162,7 +165,36 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--no-again answers one focus's instance; --all leaves out the foci whose "
             "instance finished already: give --focus NODE, or leave --no-again out"
         )
-    fresh_trace("--trace", args.trace, args.out)
+    trace = _retry_trace(args) if args.trace and not args.again else args.trace
+    try:
+        fresh_trace("--trace", trace, args.out)
+        return _run(args, trace, out_format)
+    finally:  # a numbered trace no event was written to: no trace, as none was made before
+        if trace != args.trace:
+            drop_if_empty(Path(trace))
+
+
+def _retry_trace(args: argparse.Namespace) -> str:
+    """Where ``run --no-again --trace T`` writes its trace: ``T``, unless ``T`` holds one
+    already, most likely the first attempt's: then ``T-2`` (``T-3``, …, the first free, made
+    at once, as ``wake --traces`` and ``serve --trace-dir`` take theirs). A retry-safe run is
+    the one whose command is given again as it was, and it exited 2 (``T`` is never written
+    over), so the wrapper's retry after a timeout ran nothing."""
+    path = Path(args.trace)
+    try:
+        written = path.is_file() and path.stat().st_size > 0
+    except OSError:
+        written = False
+    if not written:
+        return str(args.trace)
+    writable("--trace", args.trace)  # its folder, as for any --trace
+    if args.out is not None and Path(args.out).resolve() == path.resolve():
+        fresh_trace("--trace", args.trace, args.out)  # refused: the same file
+    return str(own_file(path.parent, path.stem, path.suffix))
+
+
+def _run(args: argparse.Namespace, trace: str | None, out_format: str | None) -> int:
+    """:func:`cmd_run` once its ``--trace`` is settled (``trace``, where it is written)."""
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     # which workflow, before the world is read and the warnings of every workflow printed:
     # `run workflows/ --focus …` said some thirty warnings, then to name the workflow
@@ -197,7 +229,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     args.workflow,
                     args.focus,
                     all=args.all,
-                    trace=args.trace or Trace(kept=False),  # else no digest asked
+                    trace=trace or Trace(kept=False),  # else no digest asked
                     on_instance=view.instance,
                     keep=not args.all,
                     trace_snapshot=args.trace_snapshot,
@@ -208,8 +240,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             finally:
                 view.clear_progress()
         view.summary(run, table=args.all, answered=not args.again)
-        if args.trace and not args.again and not run.instances[0].steps:
-            _no_trace_written(args.trace, run.instances[0])
+        if trace and not args.again and not run.instances[0].steps:
+            _no_trace_written(trace, run.instances[0], args.trace)
+        elif trace != args.trace:  # said on stderr: stdout's lines are the run's, as ever
+            print(
+                f"horismos run: note: {args.trace} holds an earlier run's trace, never written "
+                f"over: this run's trace is {trace}",
+                file=sys.stderr,
+            )
         if args.all and not sum(run.counts.values()):  # "0 instances" alone reads as done
             workflow = agent.workflow(args.workflow)
             cls = agent.definitions.name(workflow.focus_type)
@@ -228,18 +266,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT[run.status]
 
 
-def _no_trace_written(trace: str, inst: InstanceRun) -> None:
+def _no_trace_written(trace: str, inst: InstanceRun, given: str) -> None:
     """Say that ``--trace`` was not written: ``--no-again`` answered the focus's instance as
     it stands, and a trace records a run's steps from the world it started on (what replay
     decides again), so where nothing ran there is nothing to record. A wrapper that keeps
     each run's trace found no file and no word why. Its steps are in the trace of the run
-    that made them, or ``horismos instances``."""
+    that made them, or ``horismos instances``. ``given``: the ``--trace`` given, when it held
+    an earlier run's trace (``trace`` then the numbered file this run did not write): kept."""
     if Path(trace).is_file() and Path(trace).stat().st_size:  # a trace after all: not said
         return
+    kept = f"; {given}, an earlier run's trace, is kept as it was" if given != trace else ""
     print(
-        f"horismos run: note: no trace written to {trace}: nothing ran (--no-again answered "
+        f"horismos run: note: no trace written to {given}: nothing ran (--no-again answered "
         f"instance {short_id(inst.instance)} as it stands); a trace records a run's steps, and "
-        "this instance's are in the trace of the run that made them",
+        f"this instance's are in the trace of the run that made them{kept}",
         file=sys.stderr,
     )
 

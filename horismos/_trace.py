@@ -72,15 +72,16 @@ _READ = ", ".join(str(v) for v in sorted(READ_VERSIONS)[:-1]) + f" and {max(READ
 """The versions read, for messages: "2, 3 and 4"."""
 
 
-def own_file(folder: Path, stem: str) -> Path:
+def own_file(folder: Path, stem: str, suffix: str = ".jsonl") -> Path:
     """A trace file in ``folder`` no other trace takes: ``STEM.jsonl``, else ``STEM-2.jsonl``
     and on, made (empty) at once, so two processes writing into one folder never take one
     name. A trace opens its file afresh: a second run given the name of a first truncated its
     trace while the first went on writing, and neither was whole (a task delivered again to a
-    worker, two ``serve`` processes' calls in one second)."""
+    worker, two ``serve`` processes' calls in one second). ``suffix``: the files' ending
+    (``run --no-again --trace run.trace`` given again numbers ``run-2.trace``)."""
     n = 1
     while True:
-        path = folder / (f"{stem}.jsonl" if n == 1 else f"{stem}-{n}.jsonl")
+        path = folder / (f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except FileExistsError:

@@ -190,3 +190,53 @@ def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gon
         if first is not None and first.poll() is None:
             first.kill()
         server.stop()
+
+
+def test_the_same_command_given_again_keeps_the_first_trace_and_answers(tmp_path: Path) -> None:
+    """`run --no-again --trace t.jsonl` is the command a wrapper repeats as it was; the
+    repeat exited 2 (t.jsonl is never written over) and answered nothing. It now answers the
+    instance as it stands, exit 0, t.jsonl byte for byte the first run's, and no other file."""
+    env = _shop(tmp_path)
+    first = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "t.jsonl", env=env)
+    assert first.returncode == 0, first.stderr
+    kept = (tmp_path / "t.jsonl").read_bytes()
+    again = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "t.jsonl", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "completed (not run again, --no-again: instance" in again.stdout
+    assert (tmp_path / "t.jsonl").read_bytes() == kept
+    assert sorted(p.name for p in tmp_path.glob("t*.jsonl")) == ["t.jsonl"]
+    assert "t.jsonl, an earlier run's trace, is kept as it was" in again.stderr, again.stderr
+    assert len(_bills(tmp_path)) == 1
+    # without --no-again a trace is still never written over: the command is refused
+    assert horismos_forked(tmp_path, *RUN, "--trace", "t.jsonl", env=env).returncode == 2
+
+
+def test_a_retry_that_runs_writes_the_next_numbered_trace(tmp_path: Path) -> None:
+    """The first attempt killed mid-call (kill -9) left t.jsonl, its header and instance; the
+    retry goes on with the instance, and its trace goes to t-2.jsonl, said on stderr: the
+    first attempt's, the one record of the call in doubt, is kept as it was."""
+    env = _shop(tmp_path)
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "horismos", *RUN, "--no-again", "--trace", "t.jsonl"],
+        cwd=tmp_path,
+        env=dict(env, BILL_SECONDS="60"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not _bills(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    kept = (tmp_path / "t.jsonl").read_bytes()
+    assert kept
+    retried = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "t.jsonl", env=env)
+    assert retried.returncode == 1, retried.stdout + retried.stderr
+    assert (tmp_path / "t.jsonl").read_bytes() == kept
+    assert (
+        "horismos run: note: t.jsonl holds an earlier run's trace, never written over: this "
+        "run's trace is t-2.jsonl"
+    ) in retried.stderr.splitlines(), retried.stderr
+    shown = horismos_forked(tmp_path, "trace", "show", "t-2.jsonl", env=env)
+    assert shown.returncode == 0 and "end: failed" in shown.stdout, shown.stdout + shown.stderr
+    assert len(_bills(tmp_path)) == 1
