@@ -57,7 +57,8 @@ def replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "trace",
         metavar="TRACE_OR_DIR",
-        help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed",
+        help="a recorded trace (.jsonl), or a folder: every *.jsonl in it is replayed "
+        "(a direct tool call's trace, which replay does not replay, is skipped)",
     )
     p.add_argument(
         "paths",
@@ -139,8 +140,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
         writable("--html", args.html)
     for path in traces:  # before any replay: a usage error, not each trace's divergence
         _declared(agent.definitions, path)
+    calls = [p for p in traces if "call" in _recorded_header(p)] if source.is_dir() else []
+    if calls and len(calls) == len(traces):
+        raise UsageError(
+            f"{source}: every trace in this folder records a direct tool call (horismos tools "
+            "call), and replay replays workflow runs: read each with `horismos trace show "
+            "FILE FILE_OR_DIR…`"
+        )
     same = True
     for path in traces:
+        if path in calls:  # a folder of serve's traces holds both: the runs' verdict stands
+            print(
+                f"SKIPPED   {path}: a direct tool call's trace (horismos tools call), not a "
+                "run: replay replays runs; `horismos trace show` reads it"
+            )
+            continue
         recorded = _recorded_definitions(path)
         if recorded and not same_definitions(agent.definitions, recorded):
             print(

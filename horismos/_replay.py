@@ -555,10 +555,7 @@ async def _replay_events(
 ) -> ReplayReport:
     header = events.header
     if "call" in header:
-        raise TraceError(
-            f"{source}: this trace records a direct tool call (horismos tools "
-            "call), not a workflow run; replay replays runs"
-        )
+        raise TraceError(call_trace(source))
     recorder = ReplayTrace(events, source, lambda iri: agent.definitions.name(URIRef(iri)))
     changed = not same_definitions(agent.definitions, header.get("definitions_digest"))
     # which tools were idempotent when the run was recorded is known only from the definitions
@@ -701,6 +698,22 @@ async def _drive(
     )
     if not recorder.past_end():
         raise recorder.divergence(recorder.position, "type", recorder.expected().get("type"), None)
+
+
+def call_trace(source: str) -> str:
+    """Why a catalog call's trace is not replayed, and what to read it with instead. Replay
+    decides a run's steps again (which fires, on what the world held, with which arguments)
+    to show where today's definitions part from the recorded run; a call has none of those
+    decisions to make again, its caller having named the tool and its arguments, and making
+    it again to see would act again (a call of a tool that is not idempotent is made at most
+    once). Its record is read as it is: the timeline, its hash chain checked as it is read."""
+    return (
+        f"{source}: this trace records a direct tool call (horismos tools call), not a "
+        "workflow run: replay decides a run's steps again, and a call has no step to decide "
+        "(its caller named the tool and its arguments), so it is not replayed; read it with "
+        f"`horismos trace show {source} FILE_OR_DIR…` (its hash chain is checked as it is "
+        "read) or `horismos trace export`"
+    )
 
 
 def _blocked_at(text: str | None) -> Literal | None:

@@ -43,3 +43,32 @@ def test_a_catalog_calls_line_names_the_call_by_its_short_id(tmp_path: Path) -> 
     (line,) = [x for x in shown.stdout.splitlines() if ":ehr.assign_queue(" in x]
     assert re.search(rf"  call {call.rsplit(':', 1)[1][:8]}  :ehr\.assign_queue\(patient=", line)
     assert "urn:horismos:call" not in shown.stdout
+
+
+def test_replay_of_a_calls_trace_says_why_not_and_what_reads_it(tmp_path: Path) -> None:
+    """`replay` of a `tools call`'s trace said "replay replays runs" and stopped there; in a
+    folder of traces (serve's --trace-dir holds runs' and calls' alike) every call's trace was
+    REFUSED and made the folder's exit 1 though every run replayed the same. A call's trace
+    is refused saying why and what reads it; in a folder it is SKIPPED, the runs' verdict
+    standing."""
+    store = loaded(tmp_path)
+    (tmp_path / "traces").mkdir()
+    p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *EHR, *store, *ARGS,
+                 "--trace", "traces/call.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    one = horismos("replay", "traces/call.jsonl", *TRIAGE, cwd=tmp_path)
+    assert one.returncode == 1, one.stdout + one.stderr
+    assert one.stdout.startswith("REFUSED   traces/call.jsonl: this trace records a direct tool "
+                                 "call (horismos tools call), not a workflow run"), one.stdout
+    assert "`horismos trace show traces/call.jsonl FILE_OR_DIR…`" in one.stdout
+    only_calls = horismos("replay", "traces", *TRIAGE, cwd=tmp_path)
+    assert only_calls.returncode == 2, only_calls.stdout + only_calls.stderr
+    assert "every trace in this folder records a direct tool call" in only_calls.stderr
+    ran = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient43",
+                   "--trace", "traces/run.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    both = horismos("replay", "traces", *TRIAGE, cwd=tmp_path)
+    assert both.returncode == 0, both.stdout + both.stderr
+    lines = both.stdout.splitlines()
+    assert lines[0].startswith("SKIPPED   traces/call.jsonl: a direct tool call's trace"), lines
+    assert "Traceback" not in both.stderr
