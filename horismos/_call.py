@@ -327,6 +327,8 @@ async def guarded_call(
         definitions_digest=defs.digest,
         world_digest=digest,
         started=started,
+        store=world.store.name,  # where a call it left in doubt is held, as a run's says
+        **(runner.ran_by or {}),
         **({"lent": lent.count()} if lent is not None else {}),
         **runner.env.handed(),
     )

@@ -57,6 +57,7 @@ from ._cli_worker import cmd_worker, worker_arguments
 from ._errors import AuthoringError, HorismosError
 from ._loop import stop_main
 from ._policy import allowed
+from ._process_identity import in_lane
 from ._quiet_start import INTERRUPTED
 from ._redact import redact_text
 from ._stores import outlives_process
@@ -449,7 +450,8 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     try:
         if isinstance(getattr(args, "allow", None), str):  # said as typed, before any loading
             allowed(args.allow, said="--allow ")
-        return args.func(args)
+        with in_lane(_command(args)):  # what a run's trace and its instances record of it
+            return args.func(args)
     except BrokenPipeError:  # e.g. `horismos run … | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

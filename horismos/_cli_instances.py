@@ -136,6 +136,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "since": r.since,
                         "why": _why(r, live, shared, name, defs),
                         "error_kind": r.error_kind,
+                        "started_by": r.started_by,
                         "live": live.get(r.instance),
                         "reconciled": [
                             {
@@ -167,7 +168,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     if not rows:
         print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
         return 0
-    table = [("id", "workflow", "focus", "status", "step", "since", "why")]
+    table = [("id", "workflow", "focus", "status", "step", "since", "by", "why")]
     table += [
         (
             short_id(r.instance),
@@ -176,6 +177,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             "interrupted" if live.get(r.instance) is False else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
+            r.started_by or "-",
             _short(
                 _held(r, doubts.get(r.instance, []), name, defs),
                 _cleared(cleared.get(r.instance, [])),

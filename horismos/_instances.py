@@ -15,6 +15,7 @@ from typing import cast
 from rdflib import URIRef
 from rdflib.term import Node
 
+from ._process_identity import started_by_text
 from ._records import Status
 from ._stores import Store
 from ._stores.base import INSTANCES
@@ -48,6 +49,10 @@ class InstanceSummary:
     since: str | None
     why: str | None = None
     error_kind: str | None = None
+    started_by: str | None = None
+    """The process whose run started it, ``lane@host:pid`` (``host:pid`` from the Python
+    API; :mod:`._process_identity`), as stored with it; None for one started before that was
+    stored. Of two processes given the same event, the one that started it."""
 
 
 def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
@@ -60,14 +65,17 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?kind ?by WHERE {{
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?kind ?by ?host ?pid ?lane
+        WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
             OPTIONAL {{ ?i horis:currentStep ?current }}
             OPTIONAL {{ ?i horis:blockedAt|horis:failedAt ?blocked }}
             OPTIONAL {{ ?i horis:error ?error }}
             OPTIONAL {{ ?i horis:errorKind ?kind }}
-            OPTIONAL {{ ?i horis:blockedBy ?by }} }} }}""",
+            OPTIONAL {{ ?i horis:blockedBy ?by }}
+            OPTIONAL {{ ?i horis:startedOnHost ?host ; horis:startedByProcess ?pid }}
+            OPTIONAL {{ ?i horis:startedInLane ?lane }} }} }}""",
         {},
         {"horis": NS},
     )
@@ -108,6 +116,7 @@ def _rows(
                 since.get(cast(URIRef, r["i"])),
                 str(why) if why is not None else None,
                 str(r["kind"]) if "kind" in r else None,
+                started_by_text(r.get("host"), r.get("pid"), r.get("lane")),
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

@@ -53,6 +53,7 @@ from ._loop import not_in_running_loop
 from ._model import ProposalStep, Tool
 from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
+from ._process_identity import recorded_ran_by
 from ._proposal import RankRequest, Reply
 from ._reads import ReplayedStore, term
 from ._stored_instances import StoredInstance
@@ -634,6 +635,7 @@ async def _drive(
     runner.error_kinds = bool(header.get("error_kinds"))  # else stored no horis:errorKind
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
+    runner.ran_by = recorded_ran_by(header)  # its instances' record of who started them
     try:
         second = events.get(1)
         resumed = second if second is not None and second.get("type") == "resume" else None

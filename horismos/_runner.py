@@ -77,6 +77,7 @@ class Runner(ActionSteps):
             store=self.store.name,
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
+            **(self.ran_by or {}),
             **({"calls_in_doubt": self.calls_in_doubt} if self.calls_in_doubt else {}),
             **({"approvals_bound": self.approvals_bound} if self.approvals_bound else {}),
             **({"names_shapes": True} if self.names_shapes else {}),
@@ -308,6 +309,7 @@ class Runner(ActionSteps):
             (iid, HORIS.workflow, workflow.iri, INSTANCES),
             (iid, HORIS.focus, focus, INSTANCES),
             short_id_quad(iid),
+            *[(iid, p, o, INSTANCES) for p, o in self._started_by],
         ]
         self._emit("instance", instance=str(iid), workflow=str(workflow.iri), focus=str(focus))
         inst.variables["this"] = focus

@@ -21,6 +21,7 @@ from ._gate import Gate
 from ._model import McpServer
 from ._policy import Policy
 from ._prechecks import Prechecks
+from ._process_identity import RanBy, ran_by, started_by_terms
 from ._records import InstanceRun, StepRecord
 from ._stores.base import ReadAhead
 from ._trace import TRACE_VERSION, Trace
@@ -31,6 +32,21 @@ __all__ = ["RunnerState"]
 
 class RunnerState:
     """A runner's inputs and per-run state (:class:`~._runner.Runner` composes its parts on it)."""
+
+    _ran_by: RanBy | None
+    _started_by: list[tuple[URIRef, Any]]
+
+    @property
+    def ran_by(self) -> RanBy | None:
+        """The process that runs this run (host, pid, lane: :mod:`._process_identity`), as its
+        trace's header records it and each instance it starts stores it; a replay's is the
+        recorded one (None for a trace recorded before: nothing of it written)."""
+        return self._ran_by
+
+    @ran_by.setter
+    def ran_by(self, said: RanBy | None) -> None:
+        self._ran_by = said
+        self._started_by = started_by_terms(said)  # the terms built once a run
 
     def __init__(
         self,
@@ -67,6 +83,7 @@ class RunnerState:
         self._state: dict[URIRef, list[tuple]] = {}
         # a new instance's type, workflow and focus, until its first commit lands them
         self._fresh: dict[URIRef, list[tuple]] = {}
+        self.ran_by = ran_by()
         self._recovered: set[URIRef] = set()  # instances whose state was read from the store
         self._intent_at: dict[URIRef, URIRef] = {}  # a catalog call's intent node (call_tool)
         self._keyed: dict[URIRef, list[tuple]] = {}  # a catalog call's idempotency key record

@@ -21,6 +21,7 @@ from rdflib.util import from_n3
 
 from ._event_shape import reading
 from ._people import person_triples
+from ._process_identity import started_by_text
 from ._run_counts import instance_status
 from ._stores import outlives_process
 from ._terms import iri_problem
@@ -180,6 +181,7 @@ def _event_lines(
                 )
             ),
             f"  definitions {e.get('definitions_digest')}",
+            *_process_lines(e),
             *_policy_lines(e),
         ]
     if kind == "taken_back":  # the call kept nothing: the quads lent for it left the store
@@ -230,6 +232,13 @@ def _event_lines(
             lines.append(f"  world {e.get('world_digest')}")
         return lines
     return [f"{kind} (event {e.get('seq')})"]
+
+
+def _process_lines(header: Mapping[str, Any]) -> list[str]:
+    """The process that wrote the trace (``lane@host:pid``): of two traces of one event
+    delivered twice, which process ran which. None for a trace recorded before it was."""
+    said = started_by_text(header.get("host"), header.get("pid"), header.get("lane"))
+    return [f"  ran by process {said}"] if said else []
 
 
 def _policy_lines(header: Mapping[str, Any]) -> list[str]:

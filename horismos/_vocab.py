@@ -163,6 +163,9 @@ class HORIS(DefinedNamespace):
     failedAt: URIRef
     error: URIRef
     errorKind: URIRef
+    startedOnHost: URIRef
+    startedByProcess: URIRef
+    startedInLane: URIRef
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef

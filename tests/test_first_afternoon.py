@@ -383,7 +383,7 @@ def test_instances_lists_what_the_world_holds_by_status(tmp_path: Path) -> None:
     p = horismos("instances", *common, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     header, *rows = p.stdout.splitlines()
-    assert header.split() == ["id", "workflow", "focus", "status", "step", "since", "why"]
+    assert header.split() == ["id", "workflow", "focus", "status", "step", "since", "by", "why"]
     assert sorted(r.split()[2] for r in rows) == [":req1", ":req2"]
     assert all(r.split()[1:5:3] == [":Leave", ":Approve"] and " waiting " in r for r in rows)
     assert horismos("instances", *common, "--status", "failed", cwd=tmp_path).stdout == (

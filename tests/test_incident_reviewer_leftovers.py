@@ -72,3 +72,37 @@ def test_replay_of_a_calls_trace_says_why_not_and_what_reads_it(tmp_path: Path) 
     lines = both.stdout.splitlines()
     assert lines[0].startswith("SKIPPED   traces/call.jsonl: a direct tool call's trace"), lines
     assert "Traceback" not in both.stderr
+
+
+def test_a_trace_and_the_instance_it_started_name_the_process_that_ran_it(
+        tmp_path: Path) -> None:
+    """Neither a trace nor the world named the process that ran a run, so of two processes
+    given the same event nobody could say which started the instance. The header records
+    the host, pid and lane once (no step event grows), `trace show` says it, the instance
+    stores it with its first commit and `instances` lists it; the trace still replays the
+    same, and a snapshot's replay still ends on the recorded world digest."""
+    store = loaded(tmp_path)
+    ran = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient42", "--trace", "t.jsonl",
+                   cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    header = events[0]
+    assert header["lane"] == "run" and isinstance(header["pid"], int) and header["host"]
+    assert all("pid" not in e and "host" not in e for e in events[1:])  # once a run
+    by = f"run@{header['host']}:{header['pid']}"
+    shown = horismos("trace", "show", "t.jsonl", cwd=tmp_path)
+    assert f"  ran by process {by}" in shown.stdout.splitlines(), shown.stdout
+    listed = horismos("instances", *store, cwd=tmp_path)
+    head, row = listed.stdout.splitlines()
+    assert head.split() == ["id", "workflow", "focus", "status", "step", "since", "by", "why"]
+    assert row.split()[6] == by, listed.stdout
+    as_json = json.loads(horismos("instances", *store, "--format", "json", cwd=tmp_path).stdout)
+    assert [r["started_by"] for r in as_json] == [by]
+    replayed = horismos("replay", "t.jsonl", *TRIAGE, cwd=tmp_path)
+    assert replayed.returncode == 0 and replayed.stdout.startswith("same"), replayed.stdout
+    snap = horismos("run", *TRIAGE, "--world", str(ROOT / "examples" / "triage" / "world.ttl"),
+                    *EHR, "--focus", ":patient42", "--trace", "s.jsonl", "--trace-snapshot",
+                    cwd=tmp_path)
+    assert snap.returncode == 0, snap.stdout + snap.stderr
+    again = horismos("replay", "s.jsonl", *TRIAGE, cwd=tmp_path)
+    assert "the final world digest matches the recorded one" in again.stdout, again.stdout

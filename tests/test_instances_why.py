@@ -73,8 +73,10 @@ def listed(cwd: Path, store: str) -> tuple[dict[str, list[str]], dict[str, dict]
     text = horismos(cwd, "instances", *TRIAGE, "--store", store)
     assert text.returncode == 0, text.stderr
     header, *rows = text.stdout.splitlines()
-    assert header.split() == ["id", "workflow", "focus", "status", "step", "since", "why"]
-    by_focus = {r.split()[2].lstrip(":"): r.split(None, 6) for r in rows}
+    assert header.split() == ["id", "workflow", "focus", "status", "step", "since", "by", "why"]
+    # each row without its "by" (the process that started it), as the columns were before it
+    by_focus = {r.split()[2].lstrip(":"): [*r.split(None, 7)[:6], *r.split(None, 7)[7:]]
+                for r in rows}
     as_json = horismos(cwd, "instances", "--store", store, "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     return by_focus, {r["focus"].rsplit("#", 1)[1]: r for r in json.loads(as_json.stdout)}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -69,6 +71,7 @@ def test_a_world_lists_its_instances_as_the_command_line_does(tmp_path: Path) ->
             "since": i.since,
             "why": i.why,  # the blocked one's pattern
             "error_kind": i.error_kind,  # none failed
+            "started_by": i.started_by,  # this process, on this host (no lane: not a command)
             "live": None,  # none is running
             "reconciled": [],  # no call in doubt cleared by hand
             "in_doubt": [],  # nor any held
@@ -76,6 +79,7 @@ def test_a_world_lists_its_instances_as_the_command_line_does(tmp_path: Path) ->
         for i in listed
     ]
     assert stuck.why and "?this :acuity ?queue" in stuck.why
+    assert {i.started_by for i in listed} == {f"{socket.gethostname()}:{os.getpid()}"}
 
 
 def test_a_status_not_known_is_refused_naming_those_that_are() -> None:
