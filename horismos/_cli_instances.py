@@ -39,7 +39,7 @@ from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
 from ._due_waits import due_waits_at
 from ._errors import Problem, ToolError, Unreachable, UsageError
-from ._held_doubts import HeldDoubt, held_doubts
+from ._held_doubts import CALL, HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
 from ._model import ActionStep, WaitStep
 from ._outside_policy import outside_policy
@@ -123,6 +123,16 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     live = _live(world, rows)
     cleared = reconciliations(world.store)  # the few there are, read once
     doubts = held_doubts(world.store)  # likewise
+    # the calls `tools call` (or serve) left held in doubt: no instance's, so no row had them
+    calls = (
+        []
+        if args.status
+        else [d for key, held in doubts.items() if str(key).startswith(CALL) for d in held]
+    )
+
+    def call_said(d: HeldDoubt) -> str:
+        return d.said(name, defs.tools.get(d.tool) if defs else None, shared)
+
     if args.format == "json":
         print(
             json.dumps(
@@ -160,12 +170,37 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         ],
                     }
                     for r in rows
+                ]
+                + [
+                    {
+                        "instance": str(d.instance),
+                        "workflow": None,
+                        "focus": None,
+                        "status": "in_doubt",
+                        "step": None,
+                        "since": d.started or None,
+                        "why": call_said(d),
+                        "error_kind": "outcome_unknown",
+                        "started_by": None,
+                        "live": None,
+                        "reconciled": [],
+                        "in_doubt": [
+                            {
+                                "tool": str(d.tool),
+                                "step": None,
+                                "call_started": d.started or None,
+                                "args": json.loads(d.args),
+                            }
+                        ],
+                        "catalog_call": True,
+                    }
+                    for d in calls
                 ],
                 indent=2,
             )
         )
         return 0
-    if not rows:
+    if not rows and not calls:
         print("no " + (f"{args.status} " if args.status else "") + "instances in this world")
         return 0
     table = [("id", "workflow", "focus", "status", "step", "since", "by", "why")]
@@ -185,6 +220,19 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             ),
         )
         for r in rows
+    ]
+    table += [
+        (
+            short_id(d.instance),
+            "(tools call)",
+            "-",
+            "in_doubt",
+            "-",
+            (d.started or "-")[:19],
+            "-",
+            _short(call_said(d)),
+        )
+        for d in calls
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:

@@ -72,10 +72,14 @@ def timeline(
     store = None  # where the run's world was kept, as its header says
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     began: dict[str, str] = {}  # an instance this run started: its workflow
+    calling = None  # a catalog call's tool, until an event says how the call went
     for index, e in enumerate(events):
         kind = e.get("type")
         if kind == "header":
             header, store = e, e.get("store")
+            calling = e.get("call")
+        elif kind in ("step", "refused", "replayed"):
+            calling = None
         with reading(e, index, source):
             doubts = held(header, e) if held is not None and kind == "step" else []
             lines = _event_lines(e, name, doubts)
@@ -94,6 +98,11 @@ def timeline(
                 + ": what that step did is not in the trace, and a call it sent may have acted; "
                 + _where_to_look(store)
             )
+        if calling is not None:  # a `tools call` killed mid-call: "no end event" was all
+            yield (
+                f"  the call of {name(str(calling))} was being made: what it did is not in the "
+                "trace, and it may have acted; " + _call_held(store)
+            )
 
 
 def _first_step(
@@ -111,6 +120,20 @@ def _first_step(
     if workflow is not None:
         return f", at the first step of {name(workflow)}"
     return ", at its first step"
+
+
+def _call_held(store: object) -> str:
+    """Where a reviewer finds a catalog call a stopped trace left mid-call: held in doubt
+    in the store named, if it outlives the process (a call's trace from before its header
+    named the store says where to look)."""
+    if store is None:
+        return (
+            "a store that outlives its process holds it in doubt: `horismos instances --store "
+            "STORE` lists it"
+        )
+    if isinstance(store, str) and outlives_process(store):
+        return f"`horismos instances --store {store}` lists it, held in doubt"
+    return _where_to_look(store)
 
 
 def _where_to_look(store: object) -> str:

@@ -5,11 +5,15 @@ on an ``oxigraph:PATH`` world in a scratch folder, and asserts what the artefact
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
-from forked import horismos_forked
+from forked import Popen, horismos_forked
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
@@ -106,3 +110,54 @@ def test_a_trace_and_the_instance_it_started_name_the_process_that_ran_it(
     assert snap.returncode == 0, snap.stdout + snap.stderr
     again = horismos("replay", "s.jsonl", *TRIAGE, cwd=tmp_path)
     assert "the final world digest matches the recorded one" in again.stdout, again.stdout
+
+
+def test_a_tools_call_killed_mid_call_is_listed_by_instances_until_reconciled(
+        tmp_path: Path) -> None:
+    """`tools call` of a tool that is not idempotent, killed (kill -9) while its tool acts:
+    its call is held in doubt, and every further call of the tool on that subject refused.
+    `instances` said "no instances in this world" and `trace show` "no end event" and no
+    more; a reviewer looking for doubts found none. `instances` now lists it (text and
+    JSON) with the command that clears it, `trace show` says the call was being made and
+    where to look, and once reconciled the row is gone."""
+    from test_cli_no_again import SHOP
+    from test_event_service import DEFINITIONS, PREFIXES
+
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(SHOP)
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), PYTHONPATH=str(ROOT))
+    store = ["--store", "oxigraph:store"]
+    assert horismos_forked(tmp_path, "load", "world.ttl", *store, env=env).returncode == 0
+    call = ["tools", "call", "t.bill", "pay.ttl", "--tools", "shop", *store,
+            "--args", '{"order": ":o1"}']
+    killed = Popen([sys.executable, "-m", "horismos", *call, "--trace", "c.jsonl"],
+                   cwd=tmp_path, env=dict(env, BILL_SECONDS="60"),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ledger").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert (tmp_path / "ledger").exists(), "the tool was never called"
+    listed = horismos_forked(tmp_path, "instances", "pay.ttl", *store, env=env)
+    assert listed.returncode == 0, listed.stderr
+    _, row = listed.stdout.splitlines()
+    assert row.split()[1:5] == ["(tools", "call)", "-", "in_doubt"], row
+    assert " in_doubt " in row and "its process stopped mid-call" in row, row
+    assert "`horismos tools reconcile t.bill … --args '{\"order\": \":o1\"}'`" in row, row
+    as_json = json.loads(
+        horismos_forked(tmp_path, "instances", *store, "--format", "json", env=env).stdout)
+    (only,) = as_json
+    assert only["catalog_call"] and only["status"] == "in_doubt", only
+    assert only["instance"].startswith("urn:horismos:call:")
+    assert only["in_doubt"][0]["args"] == [{"order": "<http://example.org/pay#o1>"}]
+    shown = horismos_forked(tmp_path, "trace", "show", "c.jsonl", "pay.ttl", env=env)
+    assert ("  the call of :t.bill was being made: what it did is not in the trace, and it may "
+            "have acted; `horismos instances --store oxigraph:store` lists it, held in doubt"
+            ) in shown.stdout.splitlines(), shown.stdout
+    cleared = horismos_forked(tmp_path, "tools", "reconcile", "t.bill", "pay.ttl", *store,
+                              "--args", '{"order": ":o1"}', "--verdict", "acted", env=env)
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    after = horismos_forked(tmp_path, "instances", "pay.ttl", *store, env=env)
+    assert after.stdout == "no instances in this world\n", after.stdout
