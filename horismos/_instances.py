@@ -39,7 +39,10 @@ class InstanceSummary:
     read only "failed" and had to find the run's output or its trace. ``error_kind``: a
     failed one's error's kind as the failing commit stored it (``horis:errorKind``:
     ``outcome_unknown``, ``tool_error``, ...), what tells a call held in doubt from a tool
-    that raised without parsing ``why``; None for an instance failed before it was stored."""
+    that raised without parsing ``why``; a blocked one's, why it is blocked
+    (``precondition``: a pattern does not hold; ``policy``, ``broken_already``,
+    ``in_flight``: what refused the call); None for an instance failed or blocked before it
+    was stored."""
 
     instance: URIRef
     workflow: URIRef

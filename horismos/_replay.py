@@ -633,6 +633,7 @@ async def _drive(
     runner.blocked_at = bool(header.get("blocked_at"))  # else stored no horis:blockedAt
     runner.failed_at = bool(header.get("failed_at"))  # else stored no horis:failedAt
     runner.error_kinds = bool(header.get("error_kinds"))  # else stored no horis:errorKind
+    runner.block_kinds = bool(header.get("block_kinds"))  # nor on a blocked instance
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     runner.ran_by = recorded_ran_by(header)  # its instances' record of who started them
@@ -681,6 +682,7 @@ async def _drive(
                         {k: term(v) for k, v in (event.get("variables") or {}).items()},
                         event.get("blocked_by"),
                         blocked_at=_blocked_at(event.get("blocked_at")),
+                        error_kind=event.get("error_kind"),
                     )
                     if "continued_at" in event
                     else None

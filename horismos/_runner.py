@@ -84,6 +84,7 @@ class Runner(ActionSteps):
             **({"blocked_at": True} if self.blocked_at else {}),
             **({"failed_at": True} if self.failed_at else {}),
             **({"error_kinds": True} if self.error_kinds else {}),
+            **({"block_kinds": True} if self.block_kinds else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )
@@ -344,6 +345,7 @@ class Runner(ActionSteps):
             stored.blocked_by,
             stored.error,
             stored.blocked_at,
+            error_kind=stored.error_kind,  # a blocked one's kind, replaced as the rest is
         )
         self._recovered.add(inst.instance)
         # the state it went on from, so a replay goes on from the same place
@@ -353,6 +355,7 @@ class Runner(ActionSteps):
                 ("status", stored.status),
                 ("blocked_by", stored.blocked_by),
                 ("blocked_at", str(stored.blocked_at) if stored.blocked_at else None),
+                ("error_kind", stored.error_kind),
             )
             if v is not None and v != "running"
         }

@@ -131,6 +131,11 @@ class RunnerState:
         """Whether a failed instance stores its error's kind (``horis:errorKind``), as a
         trace's header says, so one read back (``again=False``) answers the error's class;
         one recorded before stored none, and its replay must not either."""
+        self.block_kinds = True
+        """Whether a blocked instance stores why, by kind, as a failed one does
+        (``horis:errorKind``: ``precondition`` for a pattern that does not hold, else its
+        refusal's, ``policy``, ``broken_already``, ``in_flight``), as a trace's header says;
+        one recorded before stored none, and its replay must not either."""
         self.settled_holders: (
             Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )

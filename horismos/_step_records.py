@@ -81,6 +81,18 @@ class StepRecording(RunnerState):
             (activity, _ENDED, self._stamp(self.env.now()), graph),
         ]
 
+    def _kind_of(self, rec: StepRecord, status: str) -> str | None:
+        """The kind an instance left ``status`` by ``rec`` stores (``horis:errorKind``): a
+        failed one's error's; a blocked one's refusal's (``policy``, ``broken_already``,
+        ``in_flight``), or ``precondition`` where a pattern did not hold (no error, its
+        pattern in ``horis:blockedBy``). A blocked instance stored its pattern or words and no
+        kind, so ``instances`` could not say a policy from an unmet guard but by reading."""
+        if status == "failed" and rec.error is not None and self.error_kinds:
+            return rec.error.kind
+        if status == "blocked" and self.block_kinds:
+            return rec.error.kind if rec.error is not None else "precondition"
+        return None
+
     def _state_quads(
         self,
         inst: InstanceRun,
@@ -148,8 +160,9 @@ class StepRecording(RunnerState):
             self._stamp(rec.started)
             if status == "failed" and self.failed_at and rec.started is not None
             else None,
-            # the failing commit only: what class the error read back is (again=False)
-            rec.error.kind if status == "failed" and rec.error and self.error_kinds else None,
+            # the failing commit only: what class the error read back is (again=False); a
+            # blocking one's: why it is blocked (a pattern's, or what refused it)
+            self._kind_of(rec, status),
         )
         pending = self._pending.pop(inst.instance, [])
         dropped = self._dropped.pop(inst.instance, [])  # projections replaced by an adapter

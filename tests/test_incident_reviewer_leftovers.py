@@ -161,3 +161,33 @@ def test_a_tools_call_killed_mid_call_is_listed_by_instances_until_reconciled(
     assert cleared.returncode == 0, cleared.stdout + cleared.stderr
     after = horismos_forked(tmp_path, "instances", "pay.ttl", *store, env=env)
     assert after.stdout == "no instances in this world\n", after.stdout
+
+
+def test_a_blocked_instance_stores_why_by_kind_as_a_failed_one_does(tmp_path: Path) -> None:
+    """A failed instance stores its error's kind (`horis:errorKind`) and `instances` leads its
+    why with it; a blocked one stored none, so a guard that does not hold and a policy that
+    refuses the tool read alike until read through. Each now stores its kind (`precondition`,
+    `policy`), `instances` says it first and gives it in JSON; a rerun that finds the same
+    block keeps one kind, and both traces replay the same."""
+    store = loaded(tmp_path)
+    unmet = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient44",
+                     "--trace", "unmet.jsonl", cwd=tmp_path)
+    assert unmet.returncode == 4, unmet.stdout + unmet.stderr
+    refused = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient42",
+                       "--allow", "ReadOnly", "--trace", "policy.jsonl", cwd=tmp_path)
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    again = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient44",
+                     "--trace", "again.jsonl", cwd=tmp_path)
+    assert again.returncode == 4, again.stdout + again.stderr
+    rows = {r["focus"].rsplit("#", 1)[1]: r for r in json.loads(
+        horismos("instances", *store, "--format", "json", cwd=tmp_path).stdout)}
+    assert rows["patient44"]["status"] == "blocked"
+    assert rows["patient44"]["error_kind"] == "precondition"
+    assert rows["patient42"]["error_kind"] == "policy"
+    text = horismos("instances", *TRIAGE, *store, cwd=tmp_path).stdout
+    lines = {line.split()[2]: line for line in text.splitlines()[1:]}
+    assert "  precondition: ?this :acuity ?queue ." in lines[":patient44"], text
+    assert "  policy: ehr.assign_queue has side effect HostStateWrite" in lines[":patient42"], text
+    for trace in ("unmet.jsonl", "policy.jsonl", "again.jsonl"):
+        replayed = horismos("replay", trace, *TRIAGE, cwd=tmp_path)
+        assert replayed.stdout.startswith("same"), replayed.stdout + replayed.stderr

@@ -121,9 +121,9 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     assert data["patient43"]["error_kind"] == "tool_error"
     assert rows["patient43"][6].split("  ")[-1].strip() == (
         f"tool_error: {data['patient43']['why']}")
-    assert data["patient44"]["error_kind"] is None
+    assert data["patient44"]["error_kind"] == "precondition"  # a blocked one's kind: why
     assert rows["patient44"][3] == "blocked"
-    assert "?this :acuity ?queue ." in rows["patient44"][6]
+    assert "precondition: ?this :acuity ?queue ." in rows["patient44"][6]
     # killed mid-call: no process drives it (none other could open this store), and the row
     # says what continues it
     sid = rows["patient45"][0]
@@ -143,7 +143,7 @@ def test_instances_says_why_each_failed_or_blocked_and_which_run_no_process_driv
     assert data["patient45"]["error_kind"] == "outcome_unknown", data["patient45"]
     assert rows["patient45"][6].startswith("outcome_unknown: "), rows["patient45"]
     kinds = {r.focus.rsplit("#", 1)[1]: r.error_kind for r in _instances(store)}
-    assert kinds == {"patient43": "tool_error", "patient44": None,
+    assert kinds == {"patient43": "tool_error", "patient44": "precondition",
                      "patient45": "outcome_unknown"}, kinds
 
 
