@@ -53,7 +53,7 @@ the same node, else the full IRI.
 | 3 | an instance is waiting |
 | 4 | an instance is blocked: a step's preconditions do not hold, or its tool is outside the run's policy (`--allow`) |
 | 5 | `tools call`: the call was refused |
-| 6 | the focus's instance is being run by another run now: `run --focus --no-again` answered it running in another process (a shared `sparql:` world); `run --focus` or `resume` refused it, another run of the process or another process holding its claim driving it (`NotHeld`); ask again later |
+| 6 | the focus's instance is being run by another run now: `run --focus --no-again` answered it running in another process (a shared `sparql:` world); `run --focus` or `resume` refused it, another run of the process or another process holding its claim driving it (`NotHeld`: the message names that process, `lane@host:pid`, and a `--trace` given records the refusal); ask again later |
 
 With `run --all` the exit code is that of the worst instance (failed, then blocked, then
 waiting). No command prints a Python traceback: an error is one line on stderr.

@@ -348,7 +348,9 @@ class Agent:
             alone = local and outlived
             here = drive_here(world.store, wf.iri, foci[0], beside=not alone) if local else None
             if alone and here is None and again:
-                raise busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
+                busy = busy_here(self.definitions.name(wf.iri), foci[0], self.definitions.name)
+                _refused(runner, wf, foci, busy)
+                raise busy
             try:
                 await runner.check_before_first_step(wf, world)
                 # a request repeated (again=False): the focus's instance as it stands, read
@@ -431,6 +433,9 @@ class Agent:
                         finally:
                             if mine is not None:
                                 mine.release()
+            except NotHeld as e:  # before its first step: its trace says so, and who drives it
+                _refused(runner, wf, foci, e)
+                raise
             finally:
                 await runner.aclose()
                 if here is not None:
@@ -672,13 +677,19 @@ class Agent:
                 here = drive_here(world.store, wf.iri, waiting.focus) if worker is None else None
                 if worker is None and here is None:
                     await runner.aclose()
-                    raise busy_here(
+                    busy = busy_here(
                         self.definitions.name(wf.iri), waiting.focus, self.definitions.name
                     )
+                    _refused(runner, wf, [waiting.focus], busy)
+                    raise busy
                 try:
                     await runner.check_bindings(wf)
                     if worker is not None:
-                        await worker.hold(wf, waiting.focus, name=self.definitions.name)
+                        try:
+                            await worker.hold(wf, waiting.focus, name=self.definitions.name)
+                        except NotHeld as e:
+                            _refused(runner, wf, [waiting.focus], e)
+                            raise
                     runner.header(
                         wf, [waiting.focus], world_digest=traced_digest(world, runner.trace)
                     )
@@ -693,6 +704,11 @@ class Agent:
                 worker.leave()  # the focus's claim given back with the lease
         runner.end(world_digest=traced_digest(world, runner.trace))
         return Run([inst], runner.trace, dict(runner.counts))
+
+
+def _refused(runner: Runner, wf: Workflow, foci: list[URIRef], e: NotHeld) -> None:
+    """Write the trace of a run (or resume) ``e`` refused before its first step."""
+    runner.refused(wf, foci, "not_held", str(e), e.node, e.holder)
 
 
 class _Begun:

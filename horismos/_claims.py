@@ -74,6 +74,7 @@ from ._digest import Digest
 from ._env_seconds import seconds_from_env
 from ._errors import LeaseLost, UsageError
 from ._intents import yields_to
+from ._process_identity import ran_by, started_by_text
 from ._records import InstanceRun
 from ._stored_instances import read_instance
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError, open_store
@@ -139,9 +140,12 @@ class NotHeld(UsageError):
     process (`horismos._driving`). Nothing was run; ask again once that run has finished (a
     service maps it to 409 Conflict, not to a client's mistake). ``node``: the focus."""
 
-    def __init__(self, message: str, node: URIRef) -> None:
+    def __init__(self, message: str, node: URIRef, holder: str | None = None) -> None:
         super().__init__(message)
         self.node = node
+        self.holder = holder
+        """The process holding the focus, ``lane@host:pid`` (:mod:`._process_identity`), when
+        known: another process's on a shared world, this one's for another run of it."""
 
 
 class Work(Protocol):
@@ -218,9 +222,14 @@ class Worker:
         """Register a lease in ``world``'s store and keep it alive until :meth:`leave`;
         ``lease``: seconds, read from the environment when not given."""
         worker = cls(world.store, lease=lease)
+        # which process it is: a run refused because this one holds its focus names it
+        said = ran_by()
+        who = f"c:host {Literal(said['host']).n3()} ; c:pid {int(said['pid'])} ;"
+        if "lane" in said:
+            who += f" c:lane {Literal(said['lane']).n3()} ;"
         worker.store.update(
             f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
-            <{worker.iri}> c:alive true ; c:renewed ?now ;
+            <{worker.iri}> c:alive true ; c:renewed ?now ; {who}
                 c:lease "PT{worker.lease:.3f}S"^^xsd:dayTimeDuration }} }}
             WHERE {{ BIND(NOW() AS ?now) }}""",
             runtime_only=True,
@@ -413,13 +422,37 @@ class Worker:
                 if self._crossed(workflow, [lost])
                 else f"{name(workflow.iri)} for {name(lost)}"
             )
+            holder = self._holder(workflow, lost)
+            by = f"process {holder}" if holder else "it"
             raise NotHeld(
-                f"another live process is driving {doing} on this shared world (it holds "
+                f"another live process is driving {doing} on this shared world ({by} holds "
                 "the node's claim and renews its lease); wait for it to finish, or for its "
                 "lease to run out if it died",
                 lost,
+                holder=holder,
             )
         self._held.extend(_claim_iri(workflow.iri, n) for n in nodes)
+
+    def _holder(self, workflow: Work, node: URIRef) -> str | None:
+        """Which live process holds ``node``'s claim, ``lane@host:pid`` as it joined (None
+        when it recorded none, or let go meanwhile): read once, for the refusal to name it. A
+        refused duplicate delivery said "another live process", and a reviewer could not tell
+        which of the two had run it."""
+        try:
+            rows = self.store.select(
+                f"""{_PREFIXES}SELECT ?host ?pid ?lane WHERE {{ GRAPH <{CLAIMS}> {{
+                {_claim_iri(workflow.iri, node).n3()} c:worker ?w . ?w c:alive true ;
+                    c:host ?host ; c:pid ?pid . OPTIONAL {{ ?w c:lane ?lane }}
+                FILTER (?w != <{self.iri}>) }} }} LIMIT 1""",
+                {},
+                {},
+            )
+        except StoreError:  # said without it: the refusal stands
+            return None
+        if not rows:
+            return None
+        row = rows[0]
+        return started_by_text(row.get("host"), row.get("pid"), row.get("lane"))
 
     def settles_holds_of(self, runner: Runner) -> None:
         """Have ``runner``'s steps settle their holds on doubt nodes through this worker

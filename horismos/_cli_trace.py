@@ -140,20 +140,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         writable("--html", args.html)
     for path in traces:  # before any replay: a usage error, not each trace's divergence
         _declared(agent.definitions, path)
-    calls = [p for p in traces if "call" in _recorded_header(p)] if source.is_dir() else []
-    if calls and len(calls) == len(traces):
+    skipped = {p: why for p in traces if (why := _not_a_run(p))} if source.is_dir() else {}
+    if skipped and len(skipped) == len(traces):
         raise UsageError(
-            f"{source}: every trace in this folder records a direct tool call (horismos tools "
-            "call), and replay replays workflow runs: read each with `horismos trace show "
-            "FILE FILE_OR_DIR…`"
+            f"{source}: no trace in this folder records a run replay can replay (direct tool "
+            "calls, runs refused before their first step): read each with `horismos trace "
+            "show FILE FILE_OR_DIR…`"
         )
     same = True
     for path in traces:
-        if path in calls:  # a folder of serve's traces holds both: the runs' verdict stands
-            print(
-                f"SKIPPED   {path}: a direct tool call's trace (horismos tools call), not a "
-                "run: replay replays runs; `horismos trace show` reads it"
-            )
+        if path in skipped:  # a folder of serve's traces holds both: the runs' verdict stands
+            print(f"SKIPPED   {path}: {skipped[path]}; `horismos trace show` reads it")
             continue
         recorded = _recorded_definitions(path)
         if recorded and not same_definitions(agent.definitions, recorded):
@@ -183,6 +180,23 @@ def _recorded_definitions(path: Path) -> str | None:
     """The definitions digest in a trace's header line."""
     digest = _recorded_header(path).get("definitions_digest")
     return digest if isinstance(digest, str) else None
+
+
+def _not_a_run(path: Path) -> str | None:
+    """Why the trace at ``path`` records no run to replay, from its first two lines (checked
+    when read): a direct tool call's, or a run refused before its first step's; None for a
+    run's."""
+    if "call" in _recorded_header(path):
+        return "a direct tool call's trace (horismos tools call), not a run: replay replays runs"
+    try:
+        with open(path, encoding="utf-8") as f:
+            f.readline()
+            second = json.loads(f.readline() or "{}")
+    except (OSError, ValueError):
+        return None
+    if isinstance(second, dict) and second.get("type") == "refused":
+        return "a run refused before its first step (another run drove its focus): nothing ran"
+    return None
 
 
 def _recorded_header(path: Path) -> dict[str, Any]:

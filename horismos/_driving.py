@@ -29,6 +29,7 @@ from collections.abc import Callable
 from rdflib import URIRef
 
 from ._claims import NotHeld
+from ._process_identity import ran_by, started_by_text
 
 __all__ = ["Driving", "busy_here", "drive_here", "runs_moved"]
 
@@ -112,4 +113,5 @@ def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> No
         "again once that run has returned; with again=False a run answers the focus's "
         "instance as it stands instead of running",
         focus,
+        holder=started_by_text(*(ran_by().get(k) for k in ("host", "pid", "lane"))),
     )

@@ -557,6 +557,9 @@ async def _replay_events(
     header = events.header
     if "call" in header:
         raise TraceError(call_trace(source))
+    second = events.get(1)
+    if second is not None and second.get("type") == "refused":
+        raise TraceError(refused_run(source, second))
     recorder = ReplayTrace(events, source, lambda iri: agent.definitions.name(URIRef(iri)))
     changed = not same_definitions(agent.definitions, header.get("definitions_digest"))
     # which tools were idempotent when the run was recorded is known only from the definitions
@@ -717,6 +720,17 @@ def call_trace(source: str) -> str:
         "(its caller named the tool and its arguments), so it is not replayed; read it with "
         f"`horismos trace show {source} FILE_OR_DIR…` (its hash chain is checked as it is "
         "read) or `horismos trace export`"
+    )
+
+
+def refused_run(source: str, refused: Mapping[str, Any]) -> str:
+    """Why the trace of a run refused before its first step (another run drove its focus:
+    a duplicate delivery) is not replayed: nothing ran, so there is nothing to decide again."""
+    return (
+        f"{source}: this trace records a run refused before its first step "
+        f"({refused.get('kind')}: another run drove its focus), so nothing ran and there is "
+        "nothing to replay; `horismos trace show` says which process held the focus, and that "
+        "process's trace records what ran"
     )
 
 

@@ -101,6 +101,34 @@ class Runner(ActionSteps):
         )
         self.trace.close()
 
+    def refused(
+        self,
+        workflow: Workflow,
+        focus: list[URIRef],
+        kind: str,
+        message: str,
+        node: URIRef,
+        holder: str | None,
+    ) -> None:
+        """The trace of a run refused before its first step because another run drives its
+        focus (``kind`` ``not_held``): its header, a ``refused`` event (the focus, the
+        ``holder`` as ``lane@host:pid`` when known, the message) and an ``end`` with status
+        ``refused``; no world digest is asked (nothing ran). A duplicate delivery refused so
+        left no artefact: the trace given to it was never written, and a reviewer could not
+        tell it had come at all. None for a trace kept nowhere."""
+        if self.trace.kept_nowhere or len(self.trace):
+            return
+        self.header(workflow, focus, world_digest=None)
+        self._emit(
+            "refused",
+            kind=kind,
+            message=message,
+            focus=str(node),
+            **({"holder": holder} if holder else {}),
+        )
+        self._emit("end", status="refused", instances={}, world_digest=None)
+        self.trace.close()
+
     def finished(self, inst: InstanceRun) -> None:
         self.counts[inst.status] = self.counts.get(inst.status, 0) + 1
 

@@ -226,6 +226,8 @@ def _event_lines(
             f"resume of instance {short(e.get('instance'))[:8]} at {name(str(e.get('step')))}"
             + (f", answered{who} by:" if facts else ", with no facts")
         ] + [f"    {_named_terms(str(f), name)}" for f in facts]
+    if kind == "refused" and "tool" not in e:  # a run refused before its first step
+        return [f"refused before its first step: {e.get('kind')}: {e.get('message')}"]
     if kind == "refused":  # a catalog call refused before any call: why
         return [f"  refused {name(str(e.get('tool')))}: {e.get('kind')}: {e.get('message')}"]
     if kind == "replayed":  # a catalog call answered again under its idempotency key

@@ -67,7 +67,8 @@ def test_replay_of_a_calls_trace_says_why_not_and_what_reads_it(tmp_path: Path) 
     assert "`horismos trace show traces/call.jsonl FILE_OR_DIR…`" in one.stdout
     only_calls = horismos("replay", "traces", *TRIAGE, cwd=tmp_path)
     assert only_calls.returncode == 2, only_calls.stdout + only_calls.stderr
-    assert "every trace in this folder records a direct tool call" in only_calls.stderr
+    assert ("no trace in this folder records a run replay can replay (direct tool calls"
+            in only_calls.stderr), only_calls.stderr
     ran = horismos("run", *TRIAGE, *store, *EHR, "--focus", ":patient43",
                    "--trace", "traces/run.jsonl", cwd=tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -191,3 +192,59 @@ def test_a_blocked_instance_stores_why_by_kind_as_a_failed_one_does(tmp_path: Pa
     for trace in ("unmet.jsonl", "policy.jsonl", "again.jsonl"):
         replayed = horismos("replay", trace, *TRIAGE, cwd=tmp_path)
         assert replayed.stdout.startswith("same"), replayed.stdout + replayed.stderr
+
+
+def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_holds_it(
+        tmp_path: Path) -> None:
+    """The same event delivered to two processes on a shared (`sparql:`) world: the second
+    run is refused (`NotHeld`, exit 6) while the first is in its call. It said "another live
+    process" and wrote nothing to the --trace it was given, so a reviewer could neither see
+    that the second delivery came nor which process had run it. The refusal now names the
+    holder (`run@HOST:PID`, the first's pid), the refused run's trace records it (header,
+    `refused`, `end: refused`), `trace show` says it, and replay says there is nothing to
+    replay; the first's trace header names the same process."""
+    from oxigraph_server import OxigraphServer
+    from test_cli_no_again import SHOP
+    from test_event_service import DEFINITIONS, PREFIXES
+
+    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
+    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
+    (tmp_path / "shop.py").write_text(SHOP)
+    server = OxigraphServer(tmp_path / "store")
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), PYTHONPATH=str(ROOT))
+    run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1")
+    first = None
+    try:
+        assert horismos_forked(tmp_path, "load", "world.ttl", "--store", server.store,
+                               env=env).returncode == 0
+        first = Popen([sys.executable, "-m", "horismos", *run, "--trace", "first.jsonl"],
+                      cwd=tmp_path, env=dict(env, BILL_SECONDS="60"),
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "ledger").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (tmp_path / "ledger").exists(), "the first delivery never called its tool"
+        second = horismos_forked(tmp_path, *run, "--trace", "second.jsonl", env=env)
+        assert second.returncode == 6, second.stdout + second.stderr
+        header = json.loads((tmp_path / "first.jsonl").read_text().splitlines()[0])
+        holder = f"run@{header['host']}:{first.pid}"
+        assert header["pid"] == first.pid
+        assert f"(process {holder} holds the node's claim" in second.stderr, second.stderr
+        events = [json.loads(x) for x in (tmp_path / "second.jsonl").read_text().splitlines()]
+        assert [e["type"] for e in events] == ["header", "refused", "end"], events
+        assert events[1]["kind"] == "not_held" and events[1]["holder"] == holder
+        assert events[1]["focus"] == "http://example.org/pay#o1"
+        assert events[2]["status"] == "refused"
+        assert events[0]["pid"] != first.pid  # the refused run's own process
+        shown = horismos_forked(tmp_path, "trace", "show", "second.jsonl", "pay.ttl", env=env)
+        refused = [x for x in shown.stdout.splitlines() if x.startswith("refused before")]
+        assert refused and f"process {holder} holds" in refused[0], shown.stdout
+        assert "end: refused" in shown.stdout
+        replayed = horismos_forked(tmp_path, "replay", "second.jsonl", "pay.ttl", env=env)
+        assert "a run refused before its first step" in replayed.stdout, replayed.stdout
+        assert "Traceback" not in second.stderr + shown.stderr + replayed.stderr
+    finally:
+        if first is not None and first.poll() is None:
+            first.kill()
+            first.wait()
+        server.stop()
