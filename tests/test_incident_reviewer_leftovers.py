@@ -127,7 +127,7 @@ def test_a_tools_call_killed_mid_call_is_listed_by_instances_until_reconciled(
     (tmp_path / "pay.ttl").write_text(DEFINITIONS)
     (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
     (tmp_path / "shop.py").write_text(SHOP)
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"))
     store = ["--store", "oxigraph:store"]
     assert horismos_forked(tmp_path, "load", "world.ttl", *store, env=env).returncode == 0
     call = ["tools", "call", "t.bill", "pay.ttl", "--tools", "shop", *store,
@@ -211,7 +211,7 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
     (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
     (tmp_path / "shop.py").write_text(SHOP)
     server = OxigraphServer(tmp_path / "store")
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"))
     run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1")
     first = None
     try:
