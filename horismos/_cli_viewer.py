@@ -69,7 +69,13 @@ def cmd_trace_view(args: argparse.Namespace) -> int:
     writable("--output", args.output)
     events = read_trace(readable_file(args.trace))
     diagram = None
-    if args.paths:
+    if args.paths and "call" in events[0]:  # a call's trace: no workflow to draw
+        print(
+            f"note: {args.trace} records a direct tool call (horismos tools call), which has "
+            "no workflow to draw: the page is written without a diagram",
+            file=sys.stderr,
+        )
+    elif args.paths:
         defs = load_definitions(args.paths)
         wf = _workflow_of(defs, events, args.paths)
         # its --format mermaid was said: trace view has none; the page needs no diagram

@@ -248,3 +248,18 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
             first.kill()
             first.wait()
         server.stop()
+
+
+def test_trace_view_of_a_calls_trace_with_the_definitions_writes_the_page(
+        tmp_path: Path) -> None:
+    """`trace view CALL.jsonl DEFS -o page.html` refused with "these definitions do not
+    declare the trace's workflow <None>": a call has no workflow. The page is written, with
+    a note that there is no workflow to draw."""
+    store = loaded(tmp_path)
+    p = horismos("tools", "call", "ehr.assign_queue", *TRIAGE, *EHR, *store, *ARGS,
+                 "--trace", "c.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = horismos("trace", "view", "c.jsonl", *TRIAGE, "-o", "c.html", cwd=tmp_path)
+    assert page.returncode == 0, page.stdout + page.stderr
+    assert (tmp_path / "c.html").stat().st_size
+    assert "no workflow to draw" in page.stderr and "<None>" not in page.stderr
