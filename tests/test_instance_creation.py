@@ -8,6 +8,8 @@ stops before the first commit leaves the world as it was, and running again star
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any
 
 import pytest
@@ -23,6 +25,15 @@ IDEMPOTENT = TRIAGE.replace('horis:timeout "2s" .', 'horis:timeout "2s" ; horis:
 def _state(world: World) -> set[tuple[Any, ...]]:
     """The instance state graph's triples."""
     return {(s, p, o) for s, p, o, g in world.store.quads() if g == INSTANCES}
+
+
+def _started_by(iid: URIRef) -> set[tuple[Any, ...]]:
+    """What the instance's creation says of the process that started it: this one, by the
+    Python API (no lane)."""
+    return {
+        (iid, HORIS.startedOnHost, Literal(socket.gethostname())),
+        (iid, HORIS.startedByProcess, Literal(os.getpid())),
+    }
 
 
 def _run_watched(build, defs: str) -> tuple[Any, World, set, list[set]]:
@@ -54,6 +65,7 @@ def test_the_first_steps_commit_creates_the_instance(build) -> None:
         (iid, HORIS.focus, EX.p1),
         (iid, HORIS.status, HORIS.Completed),
         (iid, HORIS.version, Literal(1)),
+        *_started_by(iid),
     }
     assert world.store.digest() == world.store.recompute_digest()
 
