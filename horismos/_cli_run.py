@@ -49,7 +49,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stored_instances import find_instance, read_instance
 from ._stores import DEFAULT_STORE
-from ._trace import Trace, drop_if_empty, own_file
+from ._trace import Trace, drop_if_empty, own_file, records_refusal
 from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
 from ._world import World, holds_subject
@@ -117,7 +117,8 @@ def _execution_options(p: argparse.ArgumentParser, what: str) -> None:
         "--trace",
         metavar="PATH",
         help=f"write the {what}'s trace (JSON Lines) to this file, a new one: a file that "
-        "already holds something (an earlier trace) is refused, never written over",
+        "already holds something (an earlier trace) is refused, never written over (one "
+        "recording a refusal, exit 6, gets the next numbered file beside it: t-2.jsonl)",
     )
     if what == "run":
         p.add_argument(
@@ -165,7 +166,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--no-again answers one focus's instance; --all leaves out the foci whose "
             "instance finished already: give --focus NODE, or leave --no-again out"
         )
-    trace = _retry_trace(args) if args.trace and not args.again else args.trace
+    # a retry-safe run given again, or any run given again after it was refused (exit 6,
+    # "ask again later") with the --trace that recorded the refusal: the next numbered trace
+    again = args.trace and (not args.again or records_refusal(args.trace))
+    trace = _retry_trace(args) if again else args.trace
     try:
         fresh_trace("--trace", trace, args.out)
         return _run(args, trace, out_format)
@@ -179,7 +183,9 @@ def _retry_trace(args: argparse.Namespace) -> str:
     already, most likely the first attempt's: then ``T-2`` (``T-3``, …, the first free, made
     at once, as ``wake --traces`` and ``serve --trace-dir`` take theirs). A retry-safe run is
     the one whose command is given again as it was, and it exited 2 (``T`` is never written
-    over), so the wrapper's retry after a timeout ran nothing."""
+    over), so the wrapper's retry after a timeout ran nothing. So is a run or resume given
+    again after it was refused because another run drove its focus (exit 6, whose ``T``
+    records that refusal)."""
     path = Path(args.trace)
     try:
         written = path.is_file() and path.stat().st_size > 0
@@ -310,8 +316,19 @@ def resume_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     """Land the facts answering a waiting instance and continue it; exit by its status."""
+    # given again after a refusal its --trace recorded (exit 6): the next numbered trace
+    trace = _retry_trace(args) if args.trace and records_refusal(args.trace) else args.trace
+    try:
+        fresh_trace("--trace", trace, args.out)
+        return _resume(args, trace)
+    finally:  # a numbered trace no event was written to: no trace, as none was made before
+        if trace != args.trace:
+            drop_if_empty(Path(trace))
+
+
+def _resume(args: argparse.Namespace, trace: str | None) -> int:
+    """:func:`cmd_resume` once its ``--trace`` is settled (``trace``, where it is written)."""
     out_format = output_format(args.out) if args.out else None
-    fresh_trace("--trace", args.trace, args.out)
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True), entailment=args.entailment)
     facts = args.facts
     if facts == "-":
@@ -347,7 +364,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 world,
                 args.instance,
                 facts,
-                trace=args.trace or Trace(kept=False),  # else no digest asked
+                trace=trace or Trace(kept=False),  # else no digest asked
                 allow=args.allow.split(","),
                 on_step=view.step,
                 operator=args.operator,
@@ -359,6 +376,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
                 "process, so what this resume did is not kept: the instance is still where "
                 f"{' '.join(args.world) or 'the files'} left it. Give --out F to keep it "
                 "(and go on from F), or a persistent --store",
+                file=sys.stderr,
+            )
+        if trace != args.trace:  # said on stderr, as run says it
+            print(
+                f"horismos resume: note: {args.trace} holds an earlier refused resume's trace, "
+                f"never written over: this resume's trace is {trace}",
                 file=sys.stderr,
             )
         return EXIT[run.status]

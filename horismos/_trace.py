@@ -52,6 +52,7 @@ __all__ = [
     "iter_trace",
     "own_file",
     "read_trace",
+    "records_refusal",
     "refuse_written",
     "version_message",
 ]
@@ -112,6 +113,19 @@ def refuse_written(said: str, path: str | Path, instead: str = "") -> None:
 
 _OVERWRITE = ", or pass overwrite=True to replace it"
 """How a Python caller may write over a trace on purpose (:func:`refuse_written`)."""
+
+
+def records_refusal(path: str | Path) -> bool:
+    """Whether the trace at ``path`` records a run refused before its first step (its second
+    event ``refused``: another run drove its focus), read from its first two lines, unchecked:
+    the command given again once that run has finished writes beside it, never over it."""
+    try:
+        with open(path, "rb") as f:
+            f.readline()
+            second = json.loads(f.readline() or b"{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(second, dict) and second.get("type") == "refused" and "tool" not in second
 
 
 def drop_if_empty(path: Path | None) -> None:

@@ -202,7 +202,9 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
     that the second delivery came nor which process had run it. The refusal now names the
     holder (`run@HOST:PID`, the first's pid), the refused run's trace records it (header,
     `refused`, `end: refused`), `trace show` says it, and replay says there is nothing to
-    replay; the first's trace header names the same process."""
+    replay; the first's trace header names the same process. The same command given again
+    once the first has died (its lease run out) is not refused for its --trace, which holds
+    the refusal: it goes on with the instance and writes second-2.jsonl."""
     from oxigraph_server import OxigraphServer
     from test_cli_no_again import SHOP
     from test_event_service import DEFINITIONS, PREFIXES
@@ -211,7 +213,7 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
     (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
     (tmp_path / "shop.py").write_text(SHOP)
     server = OxigraphServer(tmp_path / "store")
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"))
+    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LEASE="1.5")
     run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1")
     first = None
     try:
@@ -243,6 +245,15 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
         replayed = horismos_forked(tmp_path, "replay", "second.jsonl", "pay.ttl", env=env)
         assert "a run refused before its first step" in replayed.stdout, replayed.stdout
         assert "Traceback" not in second.stderr + shown.stderr + replayed.stderr
+        kept = (tmp_path / "second.jsonl").read_bytes()
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        time.sleep(2.5)  # its lease runs out
+        again = horismos_forked(tmp_path, *run, "--trace", "second.jsonl", env=env)
+        assert again.returncode == 1, again.stdout + again.stderr  # its call held in doubt
+        assert "this run's trace is second-2.jsonl" in again.stderr, again.stderr
+        assert (tmp_path / "second.jsonl").read_bytes() == kept
+        assert (tmp_path / "second-2.jsonl").stat().st_size
     finally:
         if first is not None and first.poll() is None:
             first.kill()
