@@ -83,8 +83,10 @@ COMMANDS: list[Command] = [
     Command(
         "instances",
         "list the world's workflow instances: id, workflow, focus, status, step, since when, "
-        "and why (a failed one's error, a blocked one's pattern, a running one no process "
-        "drives: interrupted; given the definitions, what a waiting one waits for)",
+        "the process that started it (lane@host:pid), and why (a failed one's error, a "
+        "blocked one's pattern or refusal, each after its kind; a running one no process "
+        "drives: interrupted; given the definitions, what a waiting one waits for); and each "
+        "call `tools call` left held in doubt, with the command that clears it",
         instances_arguments,
         cmd_instances,
     ),
