@@ -39,7 +39,7 @@ from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
 from ._due_waits import due_waits_at
 from ._errors import Problem, ToolError, Unreachable, UsageError
-from ._held_doubts import CALL, HeldDoubt, held_doubts
+from ._held_doubts import HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
 from ._model import ActionStep, WaitStep
 from ._outside_policy import outside_policy
@@ -124,11 +124,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     cleared = reconciliations(world.store)  # the few there are, read once
     doubts = held_doubts(world.store)  # likewise
     # the calls `tools call` (or serve) left held in doubt: no instance's, so no row had them
-    calls = (
-        []
-        if args.status
-        else [d for key, held in doubts.items() if str(key).startswith(CALL) for d in held]
-    )
+    calls = [] if args.status else [d for held in doubts.values() for d in held if d.catalog_call]
 
     def call_said(d: HeldDoubt) -> str:
         return d.said(name, defs.tools.get(d.tool) if defs else None, shared)
