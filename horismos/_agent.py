@@ -435,6 +435,12 @@ class Agent:
                                 mine.release()
             except NotHeld as e:  # before its first step: its trace says so, and who drives it
                 _refused(runner, wf, foci, e)
+                runner.trace.close()
+                raise
+            except BaseException:
+                # stopped short of its end event (a cancel, on_step raising, a store lost):
+                # the events written stand, and the file is closed, not left to the collector
+                runner.trace.close()
                 raise
             finally:
                 await runner.aclose()
@@ -695,6 +701,9 @@ class Agent:
                     )
                     begun.now = True
                     inst = await runner.resume_instance(waiting)
+                except BaseException:
+                    runner.trace.close()  # stopped short of its end: closed, as a run's is
+                    raise
                 finally:
                     await runner.aclose()
                     if here is not None:

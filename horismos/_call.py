@@ -481,6 +481,8 @@ async def guarded_call(
         tr.emit("replayed", tool=str(tool.iri), key=r.key, first_started=r.started)
         result = r.result
     finally:
+        if result is None:  # stopped short of an outcome (a cancel): the events written
+            tr.close()  # stand, and the file is closed, not left to the garbage collector
         try:
             await runner.aclose()  # may raise (a cancel scope, an MCP session's close) ...
         except BaseException as e:

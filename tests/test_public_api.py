@@ -651,3 +651,92 @@ def test_no_public_signature_names_another_private_type():
             elif inspect.isfunction(value):
                 hints(value)
     assert found == PRIVATE_IN_PUBLIC_SIGNATURES
+
+
+def _held_open(path) -> int:
+    """How many of this process's file descriptors are open on ``path`` (Linux /proc)."""
+    import os
+    from pathlib import Path
+
+    fds = Path("/proc/self/fd")
+    target = os.path.realpath(path)
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == target)
+
+
+def test_a_cancelled_arun_closes_its_trace_file(tmp_path):
+    """An ``arun`` cancelled mid-call (``asyncio.wait_for`` timing out, a task cancelled) left
+    its trace file open: a ``ResourceWarning`` at garbage collection, and one descriptor held
+    per cancelled run for as long as anything referred to its trace (a service cancelling
+    runs ran out of them). The trace ends where the run stopped, its file closed, and
+    it reads back whole: the events written before the cancel, hash chain intact."""
+    import asyncio
+
+    import pytest
+
+    calls: list[str] = []
+    path = tmp_path / "cancelled.jsonl"
+    trace = horismos.Trace(path)
+
+    async def scenario() -> None:
+        agent, world, entered = _triage_held_in_call(calls)
+        task = asyncio.create_task(agent.arun(world, focus=":patient42", trace=trace))
+        await entered.wait()
+        assert _held_open(path) == 1  # written as the run goes
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert _held_open(path) == 0
+    assert horismos.read_trace(path)[0]["type"] == "header"
+
+
+def test_a_run_an_on_step_handler_stops_closes_its_trace_file(tmp_path):
+    """``on_step`` raising ends the run there and reaches the caller (documented); the trace
+    file the run was writing stayed open behind it. It is closed, the step that landed in it."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    tools = {"ehr_client.assign_queue": lambda patient, queue: {"queueRef": "Q-URGENT-1"},
+             "ehr_client.notify_nurse": lambda patient, nurse, ref: {"assignedNurse": nurse}}
+    agent = horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl", tools=tools)
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    path = tmp_path / "stopped.jsonl"
+
+    def stop(inst, record):
+        raise LookupError("the handler's own failure")
+
+    with pytest.raises(LookupError):
+        agent.run(world, focus=":patient42", trace=path, on_step=stop)
+    assert _held_open(path) == 0
+    assert "step" in [e["type"] for e in horismos.read_trace(path)]
+
+
+def test_a_cancelled_catalog_call_closes_its_trace_file(tmp_path):
+    """``await agent.catalog.acall(..., trace=PATH)`` cancelled while its tool ran left the
+    call's trace file open, as a cancelled ``arun`` did. It is closed."""
+    import asyncio
+
+    import pytest
+
+    calls: list[str] = []
+    path = tmp_path / "call.jsonl"
+    trace = horismos.Trace(path)  # held, as a caller reading it afterwards holds it
+
+    async def scenario() -> None:
+        agent, world, entered = _triage_held_in_call(calls)
+        args = {"patient": ":patient42", "queue": ":urgent"}
+        task = asyncio.create_task(
+            agent.catalog.acall("ehr.assign_queue", args, world, trace=trace)
+        )
+        await entered.wait()
+        assert _held_open(path) == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert _held_open(path) == 0

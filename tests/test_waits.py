@@ -1056,3 +1056,24 @@ def test_the_prov_export_of_a_resume_holds_the_answer_as_the_world_does(leave, t
     wait = next(e for e in events if e["type"] == "step" and e["step"] == str(L.Approve))
     (closed,) = g.subjects(PROV.generated, URIRef(wait["graph"]))
     assert (closed, PROV.wasInformedBy, activity) in g
+
+
+def test_a_resume_an_on_step_handler_stops_closes_its_trace_file(leave, tmp_path) -> None:
+    """``on_step`` raising ends a resume there, as it ends a run; the resume's trace file was
+    left open behind it (a descriptor held, a ``ResourceWarning`` when collected). Closed,
+    the events before the stop readable."""
+    import os
+
+    agent, world = leave
+    waiting = agent.run(world, ":Leave", ":req1")
+    path = tmp_path / "resume.jsonl"
+
+    def stop(inst, record) -> None:
+        raise LookupError("the handler's own failure")
+
+    with pytest.raises(LookupError):
+        agent.resume(world, waiting.instance, ":req1 :approvedBy :grace .", trace=path,
+                     on_step=stop)
+    fds = Path("/proc/self/fd")
+    assert not [fd for fd in fds.iterdir() if os.path.realpath(fd) == os.path.realpath(path)]
+    assert read_trace(path)[0]["type"] == "header"
