@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import difflib
 import errno
 import functools
 import itertools
@@ -238,13 +239,17 @@ class ServedTools:
         runs = name == "run_workflow" and self.run_workflow
         tool = None if runs else self.tools.get(name)
         if tool is None and not runs:
-            served = ", ".join(["discover", *sorted(self.tools)])
+            names = ["discover", *sorted(self.tools)]
             why = self.skipped.get(name)
+            # a model's near miss (ehr.asign_queue): the one it meant, as the catalog says it,
+            # not left to be picked out of a list of every served tool
+            close = [] if why else difflib.get_close_matches(str(name), names, n=1)
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"no tool named {name!r} is served"
                 + (f" ({why})" if why else "")
-                + f"; served: {served}",
+                + (f"; did you mean {close[0]}?" if close else "")
+                + f"; served: {', '.join(names)}",
             )
         problem = None if key is None else check_key(key)
         if problem is not None:

@@ -926,3 +926,25 @@ def test_a_served_keyed_retry_of_an_unanswered_call_uses_the_approval_it_took(
     else:
         assert again["error"]["kind"] == "outcome_unknown", again
         assert len(made) == 1
+
+
+def test_a_near_miss_of_a_served_tool_name_says_the_one_meant(project: Path) -> None:
+    """A model calling ``t.queu`` was answered "no tool named 't.queu' is served; served:
+    discover, t.bill, …": the one it meant left to be picked out of every served name, where
+    the Python catalog says "did you mean t.queue?". The served answer says it too; a name
+    close to none says no guess."""
+    from mcp import MCPError
+
+    from horismos import Agent, World
+    from horismos._serve import ServedTools
+
+    clinic_tools = _tools()
+    agent = Agent.from_files(project / "defs.ttl", tools={
+        "queue": clinic_tools.queue, "transfer": clinic_tools.transfer,
+        "bill": clinic_tools.bill})
+    served = ServedTools(agent, World.from_files(project / "world.ttl"))
+    with pytest.raises(MCPError, match=r"did you mean t\.queue\?; served: discover, "):
+        asyncio.run(served.call("t.queu", {"patient": ":p1"}))
+    with pytest.raises(MCPError) as far:
+        asyncio.run(served.call("zzzz", {}))
+    assert "did you mean" not in str(far.value)
