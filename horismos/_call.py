@@ -508,7 +508,7 @@ async def guarded_call(
     result.trace, result.names = tr, _namer(defs, world)
     for term in [t for triple in result.effects for t in triple]:
         result.names(term)  # named now, while the world is open to ask
-    result.call = _call_text(tool, nodes if nodes else {}, result.names)
+    result.call = _call_text(tool, nodes if nodes else {}, result.names, args)
     result.content.insert(0, {"type": "text", "text": _summary(result)})
     result.content.extend({"type": "text", "text": f"note: {n}"} for n in result.notes)
     if isinstance(trace, str | Path):
@@ -975,11 +975,31 @@ def _namer(defs: Definitions, world: World) -> Callable[[Node], str]:
     return name
 
 
-def _call_text(tool: Tool, nodes: Mapping[str, Node], name: Callable[[Node], str]) -> str:
-    shown = ", ".join(
-        f"{a.name}={name(nodes[a.name])}" for a in ordered_args(tool) if a.name in nodes
-    )
-    return f"{tool.name}({shown})"
+def _call_text(
+    tool: Tool, nodes: Mapping[str, Node], name: Callable[[Node], str], given: Any = None
+) -> str:
+    """The call as a person reads it: each argument by its node's name; one the schema
+    refused (``given``, as the caller sent it) by its JSON, so ``patient=42`` is seen beside
+    the refusal, not left out as if it had not been given."""
+    given = given if isinstance(given, Mapping) else {}
+    shown = [
+        f"{a.name}={name(nodes[a.name])}"
+        if a.name in nodes
+        else f"{a.name}={_given_text(given[a.name])}"
+        for a in ordered_args(tool)
+        if a.name in nodes or a.name in given
+    ]
+    shown += [f"{k}={_given_text(v)}" for k, v in given.items() if tool.arg(str(k)) is None]
+    return f"{tool.name}({', '.join(shown)})"
+
+
+def _given_text(value: Any) -> str:
+    """A refused argument's value as JSON, cut short: it is read in one line."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 _UNKEPT = (

@@ -355,6 +355,26 @@ def test_every_refusal_changes_nothing(clinic, recorder, args, kind, words):
     assert "nothing changed" in result.receipt()
 
 
+@pytest.mark.parametrize(("args", "call"), [
+    ({"patient": 42, "queue": ":urgent"}, "c.assign(patient=42, queue=:urgent)"),
+    ({"patient": ":p1", "queue": "urgent"}, 'c.assign(patient=:p1, queue="urgent")'),
+    ({"patient": ":p1", "queu": ":urgent"}, 'c.assign(patient=:p1, queu=":urgent")'),
+    ({"patient": ":p1", "queue": ":urgent", "note": "x" * 80},
+     'c.assign(patient=:p1, queue=:urgent, note="' + "x" * 38 + '…)'),
+])
+def test_a_refused_call_shows_the_arguments_it_was_given(clinic, recorder, args, call):
+    """A call whose argument the schema refused was shown without it —
+    ``c.assign(queue=:urgent): refused (schema)`` for ``{"patient": 42, …}`` — so the
+    receipt, the envelope's summary and ``tools call`` read as if ``patient`` had not been
+    given. Each refused value is shown as it was sent (its JSON, cut short)."""
+    agent, world = clinic
+    result = agent.catalog.call("c.assign", args, world)
+    assert result.status == "refused" and result.error["kind"] == "schema"
+    assert result.receipt().splitlines()[0] == f"{call}: refused (schema)"
+    assert result.to_json()["content"][0]["text"].startswith(f"{call} refused (schema): ")
+    assert recorder.calls == []
+
+
 def test_policy_refuses_external_commit_unless_allowed(clinic, recorder):
     agent, world = clinic
     args = {"patient": ":p1", "amount": 12.5}
