@@ -4,6 +4,8 @@ HorismosError
 ├── AuthoringError          the Turtle definitions are wrong (carries ``problems``)
 ├── UsageError              an API or CLI call asks for something that cannot be
 │   ├── AmbiguousName           a CURIE means more than one IRI in the loaded files
+│   ├── NotHeld                 another live run drives the focus now: ask again (_claims)
+│   ├── TraceExists             a trace file given to write holds a trace already
 │   └── ProgramMissing          a program a command needs (Graphviz's dot) is not installed
 ├── StoreError              the store cannot be reached or refused a request (_stores)
 ├── Conflict                another writer moved the instance first; nothing landed
@@ -229,7 +231,14 @@ class BrokerError(HorismosError):
 
 
 class RunError(HorismosError):
-    """A step could not complete. Nothing it would have written has landed."""
+    """A step could not complete. Nothing it would have written has landed.
+
+    ``step`` and ``tool``: the full IRIs (as text) of the step and of the tool it called, when
+    there is one; ``kind``: the class's short name (``tool_error``, ``timeout``,
+    ``gate_rejected``…), as a trace, ``horismos instances`` and a call's envelope name it. The
+    instance and its focus are those of the :class:`~horismos.InstanceRun` whose ``error`` it
+    is (``run.instances``); the message says what to change. A tool's own exception is its
+    ``__cause__``."""
 
     kind = "error"
 

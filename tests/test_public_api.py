@@ -740,3 +740,56 @@ def test_a_cancelled_catalog_call_closes_its_trace_file(tmp_path):
 
     asyncio.run(scenario())
     assert _held_open(path) == 0
+
+
+def test_every_exported_error_is_in_the_tree_the_docs_draw():
+    """The errors' tree (``horismos/_errors.py``'s docstring, drawn in the Python API
+    reference) is where a user looks for what to catch; ``NotHeld`` (a service's 409) and
+    ``TraceExists`` were exported and missing from it. Each exported error is in it, under
+    its own base class."""
+    import re
+
+    from horismos import _errors
+
+    tree = _errors.__doc__
+    drawn: dict[str, int] = {}
+    for line in tree.splitlines():
+        found = re.match(r"^([│ ├└─]*)(\w+)\b", line)
+        if found and found.group(2)[0].isupper():
+            drawn[found.group(2)] = len(found.group(1))
+    for name in horismos.__all__:
+        obj = getattr(horismos, name)
+        if isinstance(obj, type) and issubclass(obj, horismos.HorismosError):
+            assert name in drawn, f"{name} is exported and not in the errors' tree"
+            if obj is not horismos.HorismosError:
+                base = next(b for b in obj.__mro__[1:] if b.__name__ in drawn)
+                assert drawn[base.__name__] == drawn[name] - 4, (name, base.__name__)
+
+
+def test_a_tools_own_exception_is_the_cause_of_the_run_error_as_documented():
+    """``RunError``'s fields are documented (``step``, ``tool``, ``kind``, the tool's own
+    exception as ``__cause__``): a handler logging what failed reads them, sync or async."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+
+    def refused(patient, queue):
+        raise ValueError("the EHR refused the patient")
+
+    async def refused_async(patient, queue):
+        raise ValueError("the EHR refused the patient")
+
+    for tool in (refused, refused_async):
+        agent = horismos.Agent.from_files(
+            root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl",
+            tools={"ehr_client.assign_queue": tool, "ehr_client.notify_nurse": dict})
+        world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+        run = agent.run(world, focus=":patient42")
+        failed = run.error
+        assert isinstance(failed, horismos.InstanceFailed) and failed.kind == "failed"
+        assert failed.step == "http://example.org/ehr#QueuePatient"
+        assert failed.tool == "http://example.org/ehr#ehr.assign_queue"
+        assert isinstance(failed.cause, horismos.ToolError) and failed.cause.kind == "tool_error"
+        assert isinstance(failed.cause.__cause__, ValueError)
+        assert run.instances[0].error is failed
+        assert str(run.instances[0].focus) == "http://example.org/ehr#patient42"
