@@ -74,3 +74,24 @@ def test_a_mistyped_lock_wait_is_a_usage_error(shop: Path) -> None:
     assert bad.returncode == 2
     assert "HORISMOS_LOCK_WAIT is 'soon': give a number of seconds" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_store_this_process_holds_is_said_so_and_not_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """An application that opened its on-disk world twice (a restart in the same process, the
+    first ``World`` never closed) was told "a process holds it open … run this again once that
+    one ends, or set HORISMOS_LOCK_WAIT", and with the setting waited it out in full: the
+    holder was itself, and would never let go. It is told this process holds it, in a
+    ``World`` not closed, at once; closed, the store opens again."""
+    from horismos import UsageError, World
+
+    monkeypatch.setenv("HORISMOS_LOCK_WAIT", "30")
+    first = World.open(f"{kind}:{tmp_path / 'store'}")
+    started = time.monotonic()
+    with pytest.raises(UsageError, match="this process has it open already") as refused:
+        World.open(f"{kind}:{tmp_path / 'store'}")
+    assert time.monotonic() - started < 5
+    assert "once that one ends" not in str(refused.value)
+    first.close()
+    World.open(f"{kind}:{tmp_path / 'store'}").close()

@@ -67,7 +67,7 @@ from .._errors import UsageError
 from .backup_folder import into_fresh_folder
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
-from .ox_folder import HELD, open_refused, refuse_folder_of_files, waiting_for_lock
+from .ox_folder import HELD, HELD_HERE, open_refused, refuse_folder_of_files, waiting_for_lock
 from .ox_terms import Encoded, is_runtime, ox_line
 from .oxigraph import OxigraphStore
 from .update_text import pinned
@@ -109,6 +109,18 @@ def _record(kind: bytes, a: bytes, b: bytes = b"") -> bytes:
     check.update(b)
     head += check.hexdigest().encode() + b" "
     return head + blake3(head).hexdigest(8).encode() + b"\n" + a + b
+
+
+_LOCKED_HERE: set[tuple[int, int]] = set()
+"""The lock files (device, inode) this process holds a journal's lock on: a second open of
+one in this process is said to be this process's own, and not waited for
+(``HORISMOS_LOCK_WAIT``), as no other process will let it go."""
+
+
+def _locked_here(fd: int) -> tuple[int, int]:
+    """The identity of the lock file open at ``fd``, as :data:`_LOCKED_HERE` holds it."""
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 class _Torn(Exception):
@@ -300,19 +312,23 @@ class JournalStore(OxigraphStore):
             self._lock_fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:  # a read-only disk, a full one: said with what to do
             raise open_refused(folder, e) from None
+        here = _locked_here(self._lock_fd)
         try:
             waiting_for_lock(
                 lambda: fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB),
-                lambda e: isinstance(e, BlockingIOError),
+                lambda e: isinstance(e, BlockingIOError) and here not in _LOCKED_HERE,
             )
         except UsageError:  # HORISMOS_LOCK_WAIT mistyped
             os.close(self._lock_fd)
             raise
         except OSError:
             os.close(self._lock_fd)
+            why = HELD_HERE if here in _LOCKED_HERE else HELD
             raise UsageError(
-                f"cannot open the store at {folder}: {folder / LOCK} is locked ({HELD})"
+                f"cannot open the store at {folder}: {folder / LOCK} is locked ({why})"
             ) from None
+        _LOCKED_HERE.add(here)
+        self._here = here
         super().__init__()
         self.path, self._folder, self.persistent = folder, folder, True
         self.name = f"journal:{folder}" + ("" if sync == "os" else f"?sync={sync}")
@@ -329,6 +345,7 @@ class JournalStore(OxigraphStore):
         except BaseException:
             if self._fd >= 0:
                 os.close(self._fd)
+            _LOCKED_HERE.discard(here)
             os.close(self._lock_fd)
             raise
         # counted once here, where the snapshot was just read whole, not in the first step
@@ -749,4 +766,5 @@ class JournalStore(OxigraphStore):
                 os.close(self._fd)
                 self._fd = -1
                 super().close()
+                _LOCKED_HERE.discard(self._here)
                 os.close(self._lock_fd)  # which releases its lock

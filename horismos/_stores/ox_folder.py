@@ -18,7 +18,16 @@ from .._env_seconds import seconds_from_env
 from .._errors import UsageError
 from .._os_words import written
 
-__all__ = ["HELD", "is_held", "open_refused", "refuse_folder_of_files", "waiting_for_lock"]
+__all__ = [
+    "HELD",
+    "HELD_HERE",
+    "held_elsewhere",
+    "held_here",
+    "is_held",
+    "open_refused",
+    "refuse_folder_of_files",
+    "waiting_for_lock",
+]
 
 _T = TypeVar("_T")
 
@@ -30,6 +39,12 @@ HELD = (
     "world between processes with sparql:URL"
 )
 """Why a store on disk another opener holds is refused (RocksDB's lock, or a journal's)."""
+HELD_HERE = (
+    "this process has it open already, in a World not closed — an on-disk store opens once, "
+    "in one process at a time: use that World (open a store once and share it), or close() "
+    "it before opening the store again"
+)
+"""Why a store on disk this very process holds is refused: no other process to wait for."""
 
 
 def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
@@ -64,7 +79,7 @@ def open_refused(path: Path | None, e: OSError) -> UsageError:
     """Why pyoxigraph could not open the store at ``path``, said so a user can act on it:
     RocksDB's lock held by this process or another, a full disk or a file size limit (opening
     writes too), or pyoxigraph's own words."""
-    held = f" ({HELD})" if is_held(e) else ""
+    held = f" ({HELD_HERE})" if held_here(e) else f" ({HELD})" if is_held(e) else ""
     disk = written(e)
     said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
     return UsageError(f"cannot open the store at {path}: {said}")
@@ -77,6 +92,17 @@ _POLL = 0.05  # seconds between tries while another process holds the lock
 def is_held(e: OSError) -> bool:
     """Whether RocksDB's open failed on the lock another opener holds."""
     return f"{_LOCK}: " in str(e)
+
+
+def held_here(e: OSError) -> bool:
+    """Whether the lock RocksDB's open failed on is held by this process (RocksDB says so):
+    an application that opened the store twice, which waiting for the lock never mends."""
+    return is_held(e) and "lock hold by current process" in str(e)
+
+
+def held_elsewhere(e: OSError) -> bool:
+    """Whether another process holds the lock RocksDB's open failed on: worth waiting for."""
+    return is_held(e) and not held_here(e)
 
 
 def _lock_wait() -> float:

@@ -90,7 +90,7 @@ from .ox_files import (
     oversized,
     parse_file,
 )
-from .ox_folder import is_held, open_refused, refuse_folder_of_files, waiting_for_lock
+from .ox_folder import held_elsewhere, open_refused, refuse_folder_of_files, waiting_for_lock
 from .ox_terms import (
     LENIENT,
     TERM_FN,
@@ -145,7 +145,7 @@ class OxigraphStore(Store):
             where = str(self.path) if self.path is not None else None
             # only a store on disk has a lock to wait for (HORISMOS_LOCK_WAIT)
             self._store = (
-                waiting_for_lock(lambda: ox.Store(where), is_held)
+                waiting_for_lock(lambda: ox.Store(where), held_elsewhere)
                 if where is not None
                 else ox.Store()
             )
