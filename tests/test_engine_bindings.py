@@ -230,6 +230,42 @@ def test_an_async_tool_past_its_timeout_is_cancelled(build):
     assert facts(world) == before
 
 
+def test_a_plain_function_handing_back_a_coroutine_is_awaited_as_the_async_tool_it_wraps(
+        build):
+    """A decorator that forgets its ``async`` (``def logged(**kw): return tool(**kw)``) makes
+    an async tool a plain function returning a coroutine. The step failed "returned
+    coroutine", the coroutine never run (a ``RuntimeWarning`` at collection), and a tool that
+    is not idempotent was held in doubt though it never acted. It is awaited, as the tool it
+    wraps, its timeout holding as an async tool's does."""
+    import functools
+    import warnings
+
+    async def assign(patient, queue):
+        await asyncio.sleep(0)
+        return {"ref": "R-1"}
+
+    def logged(func):
+        @functools.wraps(func)
+        def wrapper(**kwargs):  # the decorator's own function is a plain one
+            return func(**kwargs)
+        return wrapper
+
+    async def never(patient, queue):
+        await asyncio.sleep(30)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # "coroutine ... was never awaited"
+        agent, world = build(TRIAGE, tools={"assign": logged(assign)})
+        run = agent.run(world, focus=str(EX.p1))
+        assert run.status == "completed", run.error
+        assert (EX.p1, EX.ref, Literal("R-1")) in world.graph
+
+        agent, world = build(_with_binding("python:assign", "50ms"),
+                             tools={"assign": logged(never)})
+        run = agent.run(world, focus=str(EX.p1))
+        assert run.steps[0].status == "timed_out"
+
+
 def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded(build):
     release, done = threading.Event(), threading.Event()
 

@@ -260,6 +260,12 @@ class PythonBinding(Binding):
         _attempt.sent()  # the function is entered: from here on it may act
         try:
             result = await self._run(args)
+            if type(result) is not dict and inspect.isawaitable(result):
+                # a plain function handing back an awaitable: a decorator without its async
+                # (``def wrapper(**kw): return tool(**kw)``), a lambda around an async tool.
+                # Awaited, as the async tool it wraps: it failed "returned coroutine" with
+                # the coroutine never run, and a tool that is not idempotent held in doubt
+                result = await result
         except asyncio.CancelledError:
             raise
         except BaseException as e:
