@@ -10,6 +10,8 @@ example files, and what they print is held to what the pages show.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import re
 import shlex
 import shutil
@@ -389,3 +391,34 @@ def test_the_durability_guides_failed_row_is_what_instances_prints(fresh: Path) 
     (shown,) = [r for r in _shown("docs/guide/durability.md", "`InstanceSummary` records")
                 .splitlines() if ":patient43" in r]
     assert printed.split("  ")[-1] == shown.split("  ")[-1], (printed, shown)
+
+
+def test_the_catalog_page_hands_the_tools_to_a_model_as_functions_it_accepts(
+        fresh: Path) -> None:
+    """docs/catalog.md "Handing the tools to a model", against a local model server speaking
+    OpenAI's wire format, which refuses a function name with a dot as the real API does: the
+    tools offered by their short names (``ehr.assign_queue``) were a 400 for the whole
+    request. The sample maps the names, and the call the model asks for lands, guarded."""
+    from servers.llm_server import LlmServer
+
+    text = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    start = text.index("## Handing the tools to a model")
+    code = re.search(r"```python\n(.*?)```", text[start:], re.S)
+    assert code is not None
+    functions = (ROOT / "examples" / "triage" / "ehr_client.py").read_text(encoding="utf-8")
+    source = (functions + code.group(1)
+              + "\nprint(json.dumps([json.loads(m['content'])['status'] for m in messages"
+                " if m['role'] == 'tool']))\n")
+    script = [{"tool_calls": [
+        {"name": "ehr__assign_queue", "arguments": {"patient": ":patient42", "queue": ":urgent"}},
+        {"name": "ehr__assign_queue", "arguments": {"patient": 42, "queue": ":urgent"}},
+    ]}]
+    with LlmServer(script, key="sk-test") as model:
+        done = subprocess.run(
+            [sys.executable, "-c", source], cwd=fresh, capture_output=True, text=True,
+            timeout=120, env={**os.environ, "OPENAI_BASE_URL": f"{model.url}/v1",
+                              "OPENAI_API_KEY": "sk-test"})
+        offered = [t["function"]["name"] for t in model.requests[0]["body"]["tools"]]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["completed", "refused"]
+    assert sorted(offered) == ["ehr__assign_queue", "ehr__notify_nurse"]

@@ -5,7 +5,12 @@ next scripted behaviour:
 
 - ``{"text": "..."}`` — a well-formed reply whose message content is that text;
 - ``{"stall": True}`` — no answer until the server is closed (the client's timeout fires);
-- ``{"status": 500, "body": "..."}`` — an HTTP error.
+- ``{"status": 500, "body": "..."}`` — an HTTP error;
+- ``{"tool_calls": [{"name": "...", "arguments": {...}}]}`` — (OpenAI only) the model calls
+  functions: ``finish_reason`` ``tool_calls``, each with an id and its arguments as JSON text.
+
+A request's ``tools`` are held to OpenAI's rule for a function's name (letters, digits, ``_``
+and ``-``, at most 64): another is answered 400, as the real API answers it.
 
 ``POST /v1/messages`` speaks Anthropic (``x-api-key`` and ``anthropic-version`` required when
 the server has a key), ``POST /v1/chat/completions`` speaks OpenAI (``Authorization: Bearer``).
@@ -17,6 +22,7 @@ Run it on its own with ``python tests/servers/llm_server.py TEXT`` to answer TEX
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections.abc import Iterable
@@ -24,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = ["LlmServer"]
+
+_FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 class LlmServer:
@@ -100,6 +108,17 @@ class LlmServer:
             return None
         if "status" in behaviour:
             return _send(h, behaviour["status"], {"error": {"message": behaviour.get("body")}})
+        if "tool_calls" in behaviour:
+            calls = [{"id": f"call_{i}", "type": "function",
+                      "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                     for i, c in enumerate(behaviour["tool_calls"])]
+            return _send(h, 200, {
+                "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                             "message": {"role": "assistant", "content": None,
+                                         "tool_calls": calls}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
         text = behaviour["text"]
         if path == "/v1/messages":
             return _send(h, 200, {
@@ -128,6 +147,12 @@ class LlmServer:
             return 401, "invalid bearer token"
         if not isinstance(body, dict) or not {"model", "messages"} <= body.keys():
             return 400, "model and messages are required"
+        for i, tool in enumerate(body.get("tools") or []):
+            name = str((tool.get("function") or {}).get("name"))
+            if not _FUNCTION_NAME.fullmatch(name):
+                return 400, (f"Invalid 'tools[{i}].function.name': string does not match "
+                             "pattern. Expected a string that matches the pattern "
+                             "'^[a-zA-Z0-9_-]{1,64}$'.")
         return None
 
 
