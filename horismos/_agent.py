@@ -171,6 +171,11 @@ class Agent:
         for :meth:`World.hydrate`. The hosts this agent may reach apply to it."""
         adapters = self.definitions.adapters
         names = ", ".join(a.name for a in adapters.values()) or "none"
+        if not adapters:  # "name the adapter (declared: none)" asked for a name none has
+            raise UsageError(
+                "these definitions declare no horis:Adapter: give the Turtle file that "
+                "declares one (docs/adapters.md) to Agent.from_files"
+            )
         if name is None:
             if len(adapters) == 1:
                 return next(iter(adapters.values()))

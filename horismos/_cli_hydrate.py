@@ -88,6 +88,11 @@ def cmd_hydrate(args: argparse.Namespace) -> int:
     defs = load_definitions(args.paths)
     adapters = defs.adapters
     names = ", ".join(a.name for a in adapters.values()) or "none"
+    if not adapters:  # "name the adapter with --adapter (declared: none)" named none to give
+        raise UsageError(
+            "the definitions given declare no horis:Adapter: add the Turtle file that "
+            "declares one (docs/adapters.md)"
+        )
     if args.adapter is None:
         if len(adapters) != 1:
             raise UsageError(f"name the adapter with --adapter (declared: {names})")

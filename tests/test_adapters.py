@@ -32,6 +32,7 @@ from horismos import (
     RemoteConflict,
     ScopeRefused,
     ToolError,
+    UsageError,
     World,
     load_definitions,
     replay,
@@ -832,3 +833,19 @@ def test_trace_show_gives_a_conflicted_commits_receipts_and_its_on_error_edge(
     assert lines[failed + 1] == (
         "    remote: MedicationRequest/mr1 conflicted; MedicationDispense conflicted")
     assert lines[failed + 2] == "    onError -> :Settle"
+
+
+def test_hydrating_with_definitions_that_declare_no_adapter_says_so(tmp_path: Path) -> None:
+    """Definitions with no ``horis:Adapter`` (the triage example) were answered "name the
+    adapter (declared: none)" — from Python and, with ``--adapter``, from ``hydrate`` — a
+    name asked for that none has. Each says no adapter is declared, and what to add."""
+    root = Path(__file__).resolve().parent.parent
+    defs = [root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl"]
+    agent = Agent.from_files(*defs)
+    world = World.from_files(root / "examples" / "triage" / "world.ttl")
+    with pytest.raises(UsageError, match="declare no horis:Adapter: ") as refused:
+        agent.hydrate(world)
+    assert "name the adapter" not in str(refused.value)
+    done = horismos_forked(tmp_path, "hydrate", *map(str, defs), "--id", "Patient/1", timeout=120)
+    assert done.returncode == 2 and "declare no horis:Adapter" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
