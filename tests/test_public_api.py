@@ -793,3 +793,50 @@ def test_a_tools_own_exception_is_the_cause_of_the_run_error_as_documented():
         assert isinstance(failed.cause.__cause__, ValueError)
         assert run.instances[0].error is failed
         assert str(run.instances[0].focus) == "http://example.org/ehr#patient42"
+
+
+def test_a_world_closed_under_its_runs_fails_them_with_a_store_error_not_an_attribute_error():
+    """A service shutting down closed its world with ``arun`` tasks still in flight: each
+    failed with ``AttributeError: 'OxigraphStore' object has no attribute '_store'``, a bare
+    Python error no handler of Horismos's errors catches. Each fails with a ``StoreError``
+    saying the store was closed under it, and to close a world once its runs have ended."""
+    import asyncio
+
+    import pytest
+
+    calls: list[str] = []
+
+    async def scenario() -> None:
+        agent, world, entered = _triage_held_in_call(calls)
+        waiting = asyncio.create_task(agent.arun(world, focus=":patient42"))
+        await entered.wait()
+        world.close()
+        started = agent.arun(world, focus=":patient43")
+        with pytest.raises(horismos.UsageError, match="closed"):  # the world says it, as ever
+            await started
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(scenario())
+
+    async def in_flight() -> list[BaseException | horismos.Run]:
+        agent, world, _ = _triage_held_in_call([])
+        agent = horismos.Agent(agent.definitions, tools={
+            "ehr_client.assign_queue": _slow_queue, "ehr_client.notify_nurse": dict})
+        runs = [asyncio.create_task(agent.arun(world, focus=f)) for f in
+                (":patient42", ":patient43")]
+        await asyncio.sleep(0.05)
+        world.close()
+        return await asyncio.gather(*runs, return_exceptions=True)
+
+    for outcome in asyncio.run(in_flight()):
+        assert isinstance(outcome, horismos.StoreError), repr(outcome)
+        assert "was closed while this was still using it" in str(outcome)
+
+
+async def _slow_queue(patient, queue):
+    import asyncio
+
+    await asyncio.sleep(0.3)
+    return {"queueRef": "Q-URGENT-1"}

@@ -788,6 +788,20 @@ class OxigraphStore(Store):
             into_fresh_folder(dest, self.name, lambda temp: self._store.backup(str(temp)))
             return digest
 
+    def __getattr__(self, name: str) -> Any:
+        """Asked only for what an instance does not hold: ``_store`` once :meth:`close` let it
+        go. A run or a call still going on it (``world.close()`` while ``arun`` tasks were in
+        flight, a service shutting down) failed with a bare ``AttributeError: 'OxigraphStore'
+        object has no attribute '_store'``; it is told the store was closed under it (a
+        :class:`StoreError`: for the run, the store went away, as one out of reach does)."""
+        if name == "_store":  # a store gone away, as one out of reach is: not a usage error
+            raise StoreError(
+                f"the store {self.name} was closed while this was still using it "
+                "(world.close() with a run or a call on it not ended): close a world once "
+                "what runs on it has ended — await its tasks, or cancel them, first"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def close(self) -> None:
         """Writes an on-disk store's digest, flushes it and releases its lock; closing twice
         does nothing. A digest or a flush the disk refuses is a :class:`StoreError` saying so:
