@@ -840,3 +840,27 @@ async def _slow_queue(patient, queue):
 
     await asyncio.sleep(0.3)
     return {"queueRef": "Q-URGENT-1"}
+
+
+def test_tools_given_as_a_list_is_a_usage_error_saying_to_give_a_mapping():
+    """``Agent.from_files(..., tools=[assign_queue, notify_nurse])`` (a list, as ``--tools``
+    takes a module) ended in ``TypeError: cannot convert dictionary update sequence element
+    #0 to a sequence`` from ``dict()``. A UsageError says a mapping of NAME to function is
+    wanted, showing the functions given in one."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+
+    def assign_queue(patient, queue):
+        return {"queueRef": "Q-URGENT-1"}
+
+    def notify_nurse(patient, nurse, ref):
+        return {"assignedNurse": nurse}
+
+    with pytest.raises(horismos.UsageError, match=r"tools is a list: give a mapping") as e:
+        horismos.Agent.from_files(root / "workflows" / "triage.ttl",
+                                  root / "ontologies" / "ehr.ttl",
+                                  tools=[assign_queue, notify_nurse])
+    assert '{"assign_queue": assign_queue, "notify_nurse": notify_nurse}' in str(e.value)

@@ -157,6 +157,16 @@ class Reach(dict[str, Callable[..., Any]]):
         allowed_modules: Iterable[str] = (),
         hosts: Hosts | None = None,
     ) -> None:
+        if tools is not None and not isinstance(tools, Mapping):
+            # a list of functions (as --tools takes a module) ended in dict()'s "cannot convert
+            # dictionary update sequence element #0 to a sequence"
+            names = [getattr(f, "__name__", None) for f in tools] if _listed(tools) else []
+            example = ", ".join(f'"{n}": {n}' for n in names[:2] if n and n.isidentifier())
+            example = example or '"NAME": function'
+            raise UsageError(
+                f"tools is a {type(tools).__name__}: give a mapping of each python:NAME "
+                f"binding's NAME to its function, e.g. tools={{{example}}}"
+            )
         super().__init__(tools or {})
         for name, fn in self.items():  # else the first call raised "'int' object is not callable"
             if not callable(fn):
@@ -178,6 +188,12 @@ class Reach(dict[str, Callable[..., Any]]):
 
     def allows(self, module: str) -> bool:
         return any(module == m or module.startswith(m + ".") for m in self.allowed_modules)
+
+
+def _listed(tools: object) -> bool:
+    """Whether ``tools`` is a list, tuple or set (of functions, its user meant): their names
+    can be shown in the mapping to give instead."""
+    return isinstance(tools, list | tuple | set | frozenset)
 
 
 def hosts_of(registry: Mapping[str, Any]) -> Hosts:
