@@ -142,7 +142,21 @@ def allowed(allow: Iterable[str] | str, said: str = "allow=") -> frozenset[str]:
     """Side-effect class names from ``"ReadOnly,HostStateWrite"`` or an iterable of them.
     ``said`` is how the caller wrote them, for the error: ``allow=`` in Python, ``--allow ``
     on the command line (whose users wrote no ``allow=``)."""
-    names = [n.strip() for n in (allow.split(",") if isinstance(allow, str) else allow)]
+    given = (
+        allow.split(",")
+        if isinstance(allow, str)
+        else list(allow)  # once: a generator is read only once
+        if isinstance(allow, Iterable)
+        else None
+    )
+    if given is None or not all(isinstance(n, str) for n in given):
+        # allow=None (meaning the default?) was "'NoneType' object is not iterable"
+        raise UsageError(
+            f"{said}{allow!r}: give the side-effect classes to allow, a list of names or one "
+            'string of them between commas ("ReadOnly,HostStateWrite" is the default: leave '
+            "it out for that)"
+        )
+    names = [n.strip() for n in given]
     names = [n.removeprefix("horis:") for n in names if n]
     unknown = [n for n in names if n not in SIDE_EFFECTS]
     if unknown:

@@ -146,6 +146,28 @@ def test_a_tool_outside_the_policy_blocks_with_a_typed_reason(tmp_path) -> None:
     assert replay(tmp_path / "allowed.jsonl", agent).diverged is False
 
 
+@pytest.mark.parametrize("allow", [None, 3, ["ReadOnly", None]])
+def test_an_allow_that_names_no_classes_is_a_usage_error_saying_what_to_give(
+        tmp_path, allow) -> None:
+    """``allow=None`` (taken for "the default") ended a run and a catalog call in
+    ``TypeError: 'NoneType' object is not iterable``, and a list holding something else in
+    an ``AttributeError``; each is a UsageError saying what ``allow`` takes, nothing run."""
+    agent, world, calls = setup(tmp_path, EXTERNAL)
+    with pytest.raises(UsageError, match="give the side-effect classes to allow"):
+        agent.run(world, focus=EX.p1, allow=allow)
+    with pytest.raises(UsageError, match="give the side-effect classes to allow"):
+        agent.catalog.call("t.discharge", {"patient": ":p1", "queue": ":urgent"}, world,
+                           allow=allow)
+    assert calls == []
+
+
+def test_allow_may_be_a_generator_of_names(tmp_path) -> None:
+    agent, world, calls = setup(tmp_path, EXTERNAL)
+    names = (n for n in ("ReadOnly", "HostStateWrite", "ExternalCommit"))
+    assert agent.run(world, focus=EX.p1, allow=names).status == "completed"
+    assert len(calls) == 1
+
+
 def horismos(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return horismos_forked(cwd, *args, timeout=120)
 
