@@ -150,6 +150,12 @@ class Agent:
         None; its ``.iri`` is what `wait_for_instances` takes. Raises UsageError when there is
         no such workflow, or several and none is named."""
         wfs = self.definitions.workflows
+        if not wfs:  # "name the workflow to run (declared: none)" asked for a name none has
+            raise UsageError(
+                "these definitions declare no horis:Workflow: give the Turtle file that "
+                "declares the workflow too (tools alone are called through the catalog: "
+                "agent.catalog.call, horismos tools call)"
+            )
         if name is None:
             if len(wfs) == 1:
                 return next(iter(wfs.values()))

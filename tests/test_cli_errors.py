@@ -460,3 +460,20 @@ def test_a_store_that_could_not_close_is_said_after_an_input_unread(
         f"horismos digest: error: {said}\n"
         "horismos digest: also: the store at st could not write its digest on closing\n")), (
         p.stderr)
+
+
+def test_definitions_with_no_workflow_say_so_not_name_the_workflow(tmp_path: Path) -> None:
+    """``horismos run ontologies/ehr.ttl …`` (the workflow's file left out) and
+    ``agent.run(world)`` of an agent loaded from tools alone said "name the workflow to run
+    (declared: none)": a name asked for, none there to give. Each says no workflow is
+    declared, and to give its file."""
+    from horismos import Agent, UsageError, World
+
+    done = horismos("run", TRIAGE[1], *WORLD, "--focus", ":patient42", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "declare no horis:Workflow: give the Turtle file" in done.stderr
+    assert "declared: none" not in done.stderr
+    no_traceback(done)
+    agent = Agent.from_files(TRIAGE[1])
+    with pytest.raises(UsageError, match="declare no horis:Workflow"):
+        agent.run(World.from_files(WORLD[1]), focus=":patient42")
