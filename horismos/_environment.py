@@ -13,6 +13,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from . import _attempt
 from ._bindings import Binding
 from ._model import ProposalStep, Tool
 from ._outcomes import encode, outcome_of
@@ -81,6 +82,15 @@ class Environment:
         except (asyncio.CancelledError, Exception) as e:
             self.note("outcomes", outcome_of(e, own_timeouts=True))
             raise
+        if deadline is not None and deadline.expired():
+            # it caught the cancellation its timeout sent and answered after it: no answer in
+            # time, discarded as a thread's or an inline tool's late answer is (it landed, the
+            # step taking past its horis:timeout), and recorded so for replay
+            late = _attempt.current()
+            if late is not None:
+                late.answered = False
+            self.note("outcomes", outcome_of(asyncio.CancelledError()))
+            raise TimeoutError(f"{tool.name} answered after its horis:timeout")
         self.note("outcomes", {"returned": encode(result)})
         return result
 

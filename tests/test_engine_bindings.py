@@ -266,6 +266,31 @@ def test_a_plain_function_handing_back_a_coroutine_is_awaited_as_the_async_tool_
         assert run.steps[0].status == "timed_out"
 
 
+def test_an_async_tool_that_swallows_its_timeouts_cancel_has_its_late_answer_discarded(
+        build, tmp_path):
+    """An async tool that catches the ``CancelledError`` its ``horis:timeout`` sends and
+    answers anyway (a ``try/except`` around its whole body, a cleanup that awaits) had its
+    late answer land: the step completed past its timeout, where a sync tool's and an inline
+    tool's late answers are discarded. It is discarded too: a timeout, nothing landed, a tool
+    that is not idempotent held in doubt, and the trace replays the same."""
+    async def assign(patient, queue):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.1)  # goes on past its timeout
+        return {"ref": "R-9"}
+
+    agent, world = build(_with_binding("python:assign", "50ms"), tools={"assign": assign})
+    before = facts(world)
+    run = agent.run(world, focus=str(EX.p1), trace=tmp_path / "late.jsonl")
+    (record,) = run.steps
+    assert record.status == "timed_out", record.error
+    assert isinstance(record.error, OutcomeUnknown)
+    assert isinstance(record.error.cause, ToolTimeout)
+    assert facts(world) == before
+    assert replay(tmp_path / "late.jsonl", agent).diverged is False
+
+
 def test_a_sync_tool_past_its_timeout_is_abandoned_and_its_late_result_discarded(build):
     release, done = threading.Event(), threading.Event()
 
