@@ -312,7 +312,9 @@ class Agent:
     ) -> Run:
         """:meth:`run`, in a running event loop; ``env`` gives the clock and ids (a test's
         :class:`~horismos.Environment` subclass).
-        ``on_step`` and ``on_instance`` are plain functions, called as the run goes."""
+        ``on_step`` and ``on_instance`` are plain functions, called as the run goes.
+        ``all=True`` runs its instances one after another, in this task; to run many foci at
+        once, gather an ``arun`` per focus (``again=False`` makes each safe to ask again)."""
         world = given_world(world)
         _plain_callback("on_step", on_step)
         _plain_callback("on_instance", on_instance)

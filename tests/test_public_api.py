@@ -864,3 +864,39 @@ def test_tools_given_as_a_list_is_a_usage_error_saying_to_give_a_mapping():
                                   root / "ontologies" / "ehr.ttl",
                                   tools=[assign_queue, notify_nurse])
     assert '{"assign_queue": assign_queue, "notify_nurse": notify_nurse}' in str(e.value)
+
+
+def test_foci_run_at_once_when_an_arun_per_focus_is_gathered():
+    """What ``arun``'s docstring tells an asyncio user: ``all=True`` runs the instances one
+    after another, and an ``arun`` per focus, gathered, runs them at once on one world — each
+    its own instance, every call made once."""
+    import asyncio
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    calls: list[str] = []
+
+    async def assign_queue(patient, queue):
+        calls.append(str(patient))
+        await asyncio.sleep(0.5)
+        return {"queueRef": "Q-URGENT-1"}
+
+    agent = horismos.Agent.from_files(
+        root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl",
+        tools={"ehr_client.assign_queue": assign_queue,
+               "ehr_client.notify_nurse": lambda patient, nurse, ref: {"assignedNurse": nurse}})
+    patients = "".join(f":p{i} a :Patient ; :acuity :urgent .\n" for i in range(10))
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    world.load_data("@prefix : <http://example.org/ehr#> .\n" + patients)
+    assert "one after another" in horismos.Agent.arun.__doc__
+
+    async def gathered() -> list[horismos.Run]:
+        return await asyncio.gather(*(agent.arun(world, focus=f":p{i}", again=False)
+                                      for i in range(10)))
+
+    started = time.monotonic()
+    runs = asyncio.run(gathered())
+    assert time.monotonic() - started < 3  # ten 0.5 s calls at once, not 5 s one by one
+    assert [r.status for r in runs] == ["completed"] * 10
+    assert len({r.instance for r in runs}) == 10 and len(calls) == 10
