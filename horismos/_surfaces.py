@@ -71,7 +71,7 @@ class Catalog(ToolIndex):
         *,
         approval: str | None = None,
         allow: Iterable[str] = DEFAULT_ALLOW,
-        trace: str | Path | None = None,
+        trace: str | Path | Trace | None = None,
         idempotency_key: str | None = None,
     ) -> CallResult:
         """Run one guarded invocation; the result envelope says what happened (never raises

@@ -900,3 +900,25 @@ def test_foci_run_at_once_when_an_arun_per_focus_is_gathered():
     assert time.monotonic() - started < 3  # ten 0.5 s calls at once, not 5 s one by one
     assert [r.status for r in runs] == ["completed"] * 10
     assert len({r.instance for r in runs}) == 10 and len(calls) == 10
+
+
+def test_catalog_call_takes_a_trace_object_as_acall_does(tmp_path):
+    """``catalog.acall(trace=...)`` took a ``Trace`` (one written over on purpose,
+    ``Trace(path, overwrite=True)``) and ``catalog.call`` was typed to take only a path, so
+    mypy refused the same call made synchronously. Both take one, and it is written."""
+    import inspect
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    assert "Trace" in str(inspect.signature(horismos.Catalog.call).parameters["trace"])
+    agent = horismos.Agent.from_files(
+        root / "workflows" / "triage.ttl", root / "ontologies" / "ehr.ttl",
+        tools={"ehr_client.assign_queue": lambda patient, queue: {"queueRef": "Q-URGENT-1"},
+               "ehr_client.notify_nurse": dict})
+    world = horismos.World.from_files(root / "examples" / "triage" / "world.ttl")
+    path = tmp_path / "call.jsonl"
+    path.write_text("an earlier file\n")
+    result = agent.catalog.call("ehr.assign_queue", {"patient": ":patient42", "queue": ":urgent"},
+                                world, trace=horismos.Trace(path, overwrite=True))
+    assert result.status == "completed"
+    assert [e["type"] for e in horismos.read_trace(path)] == ["header", "step", "end"]
