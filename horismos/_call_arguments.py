@@ -9,6 +9,7 @@ Each problem says what the tool takes, clipped so a 5 MB value is not echoed who
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,15 @@ def check_arguments(
     exists = None if world is None else functools.partial(holds_subject, world)
     if not isinstance(args, Mapping):
         example = ", ".join(f'"{a.name}": …' for a in ordered_args(tool))
+        if _object_text(args):  # a model's function call gives its arguments as JSON text
+            return (
+                {},
+                {},
+                [
+                    "the arguments are JSON text, not an object: parse it first "
+                    f"(json.loads), to an object such as {{{example}}}"
+                ],
+            )
         return {}, {}, [f"the arguments must be a JSON object, e.g. {{{example}}}"]
     schema = input_schema(tool, defs)
     props: dict[str, Any] = schema["properties"]
@@ -196,3 +206,14 @@ def _node(
     if getattr(lit, "ill_typed", False):
         return f"is not a valid {defs.name(t)}: {value!r}"
     return lit
+
+
+def _object_text(args: Any) -> bool:
+    """Whether ``args`` is text (or bytes) holding a JSON object: what an OpenAI or
+    Anthropic function call hands over as its arguments, passed on unparsed."""
+    if not isinstance(args, str | bytes):
+        return False
+    try:
+        return isinstance(json.loads(args), dict)
+    except ValueError:
+        return False

@@ -375,6 +375,20 @@ def test_a_refused_call_shows_the_arguments_it_was_given(clinic, recorder, args,
     assert recorder.calls == []
 
 
+def test_arguments_given_as_json_text_are_refused_saying_to_parse_them(clinic, recorder):
+    """A model's function call hands its arguments over as JSON text; passed on as they came
+    (``catalog.call(name, call["arguments"], world)``) they were refused "the arguments must
+    be a JSON object" — which the text holds. The refusal says they are JSON text, to parse
+    first; nothing is called."""
+    agent, world = clinic
+    result = agent.catalog.call("c.assign", '{"patient": ":p1", "queue": ":urgent"}', world)
+    assert result.status == "refused" and result.error["kind"] == "schema"
+    assert "are JSON text, not an object: parse it first (json.loads)" in result.error["message"]
+    assert recorder.calls == []
+    other = agent.catalog.call("c.assign", "patient p1", world)
+    assert "must be a JSON object" in other.error["message"]
+
+
 def test_policy_refuses_external_commit_unless_allowed(clinic, recorder):
     agent, world = clinic
     args = {"patient": ":p1", "amount": 12.5}
