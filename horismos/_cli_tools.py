@@ -34,6 +34,7 @@ from ._cli_common import (
     write_world,
 )
 from ._cli_lent_world import LentWorld, end_lend
+from ._discovery import near_words
 from ._errors import UsageError
 from ._idempotency import check_key
 from ._model import Tool
@@ -398,6 +399,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
         hidden = len(found) - len(shown)
         print(
             f"no executable tool matches {args.query!r}"
+            + ("" if found else near_words(agent.definitions.tools.values(), args.query))
             + (
                 f" ({plural(hidden, 'blocked tool')}; --include-blocked shows "
                 f"{'it' if hidden == 1 else 'them'})"

@@ -15,6 +15,7 @@ is guarded again on its own (:mod:`._call`).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Callable, Iterable
@@ -45,7 +46,7 @@ from ._world import holds_subject
 if TYPE_CHECKING:
     from ._world import World
 
-__all__ = ["STOPWORDS", "Discovery", "discover", "tokens"]
+__all__ = ["STOPWORDS", "Discovery", "discover", "near_words", "tokens"]
 
 STOPWORDS = frozenset(
     {
@@ -189,6 +190,30 @@ def why_selected(tool: Tool, query: list[str]) -> tuple[dict[str, Any], ...]:
         if where:
             out.append({"token": q, "fields": where})
     return tuple(out)
+
+
+def near_words(tools: Iterable[Tool], query: str) -> str:
+    """For a query no tool matched: each of its words that no tool's words match, beside the
+    closest word the tools do have (``qeue`` → ``queue``), as ``; did you mean …?``; empty
+    when none is close. A misspelt word found nothing, and a person or a model was told only
+    that: it is asked on the no-match path alone, never per discovery."""
+    vocabulary = sorted(
+        {
+            w
+            for t in tools
+            for text in (t.name, t.label, t.comment, *(a.name for a in t.args))
+            for w in tokens(text)
+            if w not in STOPWORDS
+        }
+    )
+    meant = []
+    for q in dict.fromkeys(w for w in tokens(query) if w not in STOPWORDS):
+        if any(_matches(q, w) for w in vocabulary):
+            continue
+        close = difflib.get_close_matches(q, vocabulary, n=1, cutoff=0.75)
+        if close:
+            meant.append(f"{close[0]!r} for {q!r}")
+    return f"; did you mean {', '.join(meant)}?" if meant else ""
 
 
 def discover(

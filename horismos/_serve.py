@@ -61,6 +61,7 @@ from ._bindings.wire import json_value
 from ._call import CallResult, CallStatus, approval_fingerprint, guarded_call
 from ._call_arguments import RESULT_FIELDS, check_arguments
 from ._catalog import binding_problem, effect_schema, input_schema
+from ._discovery import near_words
 from ._errors import AuthoringError, InstanceFailed, RunError, ToolError, UsageError
 from ._idempotency import MCP_META_KEY, check_key, key_node
 from ._model import McpServer, Tool
@@ -459,6 +460,7 @@ class ServedTools:
         shown = [d for d in found if d.entry.name in self.tools]
         text = "\n".join(d.text(i) for i, d in enumerate(shown, 1)) or (
             f"no served tool matches {args['query']!r}"
+            + near_words(self.tools.values(), str(args["query"]))
         )
         return types.CallToolResult(
             content=[types.TextContent(text=text)],

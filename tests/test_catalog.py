@@ -558,6 +558,33 @@ def test_cli_discover_with_a_focus(tmp_path):
     assert "blocked (binding)" in p.stdout and "blocked (argument)" in p.stdout
 
 
+def test_a_discovery_that_finds_nothing_names_the_words_its_misspellings_meant(
+        tmp_path, monkeypatch):
+    """``tools discover "qeue asign"`` said only "no executable tool matches": a person — or
+    a model, over ``serve`` — misspelling one word learnt nothing of what to ask instead.
+    Each query word no tool's words match is told the closest word the tools have."""
+    import asyncio
+
+    from horismos._serve import ServedTools
+
+    p = horismos("discover", "qeue asign", *TRIAGE, *TRIAGE_TOOLS, cwd=tmp_path)
+    assert p.returncode == 1
+    assert p.stdout.strip() == ("no executable tool matches 'qeue asign'; did you mean "
+                                "'queue' for 'qeue', 'assign' for 'asign'?")
+    p = horismos("discover", "zebra", *TRIAGE, *TRIAGE_TOOLS, cwd=tmp_path)
+    assert p.stdout.strip() == "no executable tool matches 'zebra'"
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "triage"))
+    import ehr_client
+
+    agent = Agent.from_files(*TRIAGE, tools={
+        "ehr_client.assign_queue": ehr_client.assign_queue,
+        "ehr_client.notify_nurse": ehr_client.notify_nurse})
+    served = ServedTools(agent, World.from_files(ROOT / "examples" / "triage" / "world.ttl"))
+    answer = asyncio.run(served.call("discover", {"query": "notfy"}))
+    assert answer.content[0].text == (
+        "no served tool matches 'notfy'; did you mean 'notify' for 'notfy'?")
+
+
 def test_cli_call_lands_effects_and_refusals_change_nothing(tmp_path):
     call = ["call", "ehr.assign_queue", *TRIAGE, *TRIAGE_WORLD, *TRIAGE_TOOLS]
     p = horismos(*call, "--args", '{"patient": ":patient42", "queue": ":urgent"}',
