@@ -51,13 +51,21 @@ __all__ = ["Agent"]
 Entailment = Literal["rdfs", "owl-rl"]
 
 
-def _names(given: Iterable[str] | str) -> Iterable[str]:
+def _names(given: Iterable[str] | str, said: str) -> Iterable[str]:
     """``"ehr_client"`` or ``"a,b"`` as its names, as ``allow=`` reads a string: iterated as it
     was, ``allow_modules="ehr_client"`` allowed the modules ``e``, ``h``, ``r``…, and the run
-    then said the binding was in no module allowed."""
+    then said the binding was in no module allowed. ``None`` is none, as leaving it out is;
+    anything else but names (``allow_hosts=5``) is a UsageError, not Python's TypeError."""
+    if given is None:
+        return ()
     if isinstance(given, str):
         return [n.strip() for n in given.split(",") if n.strip()]
-    return given
+    names = list(given) if isinstance(given, Iterable) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise UsageError(
+            f"{said}={given!r}: give a list of names, or one string of them between commas"
+        )
+    return names
 
 
 def _plain_callback(name: str, callback: Callable[..., Any] | None) -> None:
@@ -106,7 +114,14 @@ class Agent:
         if definitions.errors:  # what a failed load made, for validate's later checks
             raise AuthoringError(definitions.errors, definitions=definitions)
         self.definitions = definitions
-        allow_modules, allow_hosts = _names(allow_modules), _names(allow_hosts)
+        allow_modules = _names(allow_modules, "allow_modules")
+        allow_hosts = _names(allow_hosts, "allow_hosts")
+        if mcp_servers is not None and not isinstance(mcp_servers, Mapping):
+            raise UsageError(  # a list of them ended in "'list' object has no attribute 'items'"
+                f"mcp_servers is a {type(mcp_servers).__name__}: give a mapping of each "
+                'mcp://SERVER/… name to its server, e.g. mcp_servers={"ward": {"command": '
+                '"python", "args": ["-m", "ward_server"]}}'
+            )
         # what bindings may reach: these callables, these modules, these hosts
         self.tools = Reach(tools, allow_modules, Hosts(tuple(allow_hosts)) if allow_hosts else None)
         self.mcp_servers = {n: mcp_server(n, s) for n, s in (mcp_servers or {}).items()}

@@ -922,3 +922,25 @@ def test_catalog_call_takes_a_trace_object_as_acall_does(tmp_path):
                                 world, trace=horismos.Trace(path, overwrite=True))
     assert result.status == "completed"
     assert [e["type"] for e in horismos.read_trace(path)] == ["header", "step", "end"]
+
+
+def test_agent_options_of_the_wrong_shape_are_usage_errors_saying_what_to_give():
+    """``mcp_servers=[...]`` ended in ``AttributeError: 'list' object has no attribute
+    'items'``, ``allow_hosts=5`` in ``TypeError: 'int' object is not iterable``, and
+    ``allow_modules=None`` (read as "none") in a TypeError too. Each wrong shape is a
+    UsageError saying what to give; ``None`` is none, as leaving the option out is."""
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    defs = horismos.load_definitions([root / "workflows" / "triage.ttl",
+                                      root / "ontologies" / "ehr.ttl"])
+    with pytest.raises(horismos.UsageError, match="mcp_servers is a list: give a mapping"):
+        horismos.Agent(defs, mcp_servers=[{"command": "python"}])
+    with pytest.raises(horismos.UsageError, match="allow_hosts=5: give a list of names"):
+        horismos.Agent(defs, allow_hosts=5)
+    with pytest.raises(horismos.UsageError, match=r"allow_modules=.*: give a list of names"):
+        horismos.Agent(defs, allow_modules=[None])
+    agent = horismos.Agent(defs, allow_modules=None, allow_hosts=None)
+    assert agent.tools.allowed_modules == ()
