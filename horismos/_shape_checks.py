@@ -435,7 +435,7 @@ class ShapeChecks(ValueListChecks):
         if not tools or prop in self.written_properties:
             return None
         judged = " or ".join(self.n(c) for c in classes)
-        acting = ", ".join(t.name for t in tools)
+        acting = ", ".join(self.n(t.iri) for t in tools)
         return (
             f"so its {requires} fails every {judged}: every result of {acting} on a {judged} "
             "would be rejected by the gate, after the tool has acted"

@@ -769,7 +769,7 @@ def test_a_second_write_its_own_guard_forbids_is_said_blocked_not_rejected(
     workflow.write_text(text + ":Escalate horis:next :File .\n", encoding="utf-8")
     (p,) = [p for p in problems(workflow, LAB, ontology) if ":reviewStatus" in p.message]
     assert p.node == ":lab.file_result" and p.message == (
-        ":File comes after :Escalate (lab.escalate) on one path, each writing :reviewStatus on "
+        ":File comes after :Escalate (:lab.escalate) on one path, each writing :reviewStatus on "
         "the instance's :LabResult, and :File's own horis:requires forbids :reviewStatus "
         "there: an instance coming that way is blocked at :File, its tool never called"), p
     assert "sh:maxCount" not in p.message + p.hint, p
