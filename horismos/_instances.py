@@ -15,7 +15,6 @@ from typing import cast
 from rdflib import URIRef
 from rdflib.term import Node
 
-from ._process_identity import started_by_text
 from ._records import Status
 from ._stores import Store
 from ._stores.base import INSTANCES
@@ -68,7 +67,7 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
     which = "?status" if status is None else f"horis:{status.capitalize()}"
     rows = store.select(
         f"""
-        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?kind ?by ?host ?pid ?lane
+        SELECT ?i ?workflow ?focus ?status ?current ?blocked ?error ?kind ?by ?started
         WHERE {{
             GRAPH <{INSTANCES}> {{
             ?i horis:status {which} ; horis:workflow ?workflow ; horis:focus ?focus .
@@ -77,8 +76,7 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
             OPTIONAL {{ ?i horis:error ?error }}
             OPTIONAL {{ ?i horis:errorKind ?kind }}
             OPTIONAL {{ ?i horis:blockedBy ?by }}
-            OPTIONAL {{ ?i horis:startedOnHost ?host ; horis:startedByProcess ?pid }}
-            OPTIONAL {{ ?i horis:startedInLane ?lane }} }} }}""",
+            OPTIONAL {{ ?i horis:startedBy ?started }} }} }}""",
         {},
         {"horis": NS},
     )
@@ -119,7 +117,7 @@ def _rows(
                 since.get(cast(URIRef, r["i"])),
                 str(why) if why is not None else None,
                 str(r["kind"]) if "kind" in r else None,
-                started_by_text(r.get("host"), r.get("pid"), r.get("lane")),
+                str(r["started"]) if "started" in r else None,
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

@@ -163,9 +163,7 @@ class HORIS(DefinedNamespace):
     failedAt: URIRef
     error: URIRef
     errorKind: URIRef
-    startedOnHost: URIRef
-    startedByProcess: URIRef
-    startedInLane: URIRef
+    startedBy: URIRef
     brief: URIRef
     fingerprint: URIRef
     usedUp: URIRef

@@ -30,10 +30,7 @@ def _state(world: World) -> set[tuple[Any, ...]]:
 def _started_by(iid: URIRef) -> set[tuple[Any, ...]]:
     """What the instance's creation says of the process that started it: this one, by the
     Python API (no lane)."""
-    return {
-        (iid, HORIS.startedOnHost, Literal(socket.gethostname())),
-        (iid, HORIS.startedByProcess, Literal(os.getpid())),
-    }
+    return {(iid, HORIS.startedBy, Literal(f"{socket.gethostname()}:{os.getpid()}"))}
 
 
 def _run_watched(build, defs: str) -> tuple[Any, World, set, list[set]]:
