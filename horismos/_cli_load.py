@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ._cli_common import counts, in_memory, open_for_writing
 from ._errors import AuthoringError, HorismosError, UsageError
+from ._loaded_answers import loaded_answers, waiting_foci
 from ._unreadable import each_opens, load_failed, os_failure
 from ._world import unindexed
 from ._world_syntax import syntax_problem
@@ -57,6 +58,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         # what the files bring is not in the short-id index: said before and after, for
         # another process's short id missed meanwhile may index every instance again
         unindexed(world.store)
+        foci = waiting_foci(world.store)  # facts for one of them: said, as load checks none
         try:
             for path in files:
                 size, t0 = max(path.stat().st_size, 1), time.perf_counter()
@@ -71,6 +73,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                     f"({n / max(took, 1e-9):,.0f} quads/s)" + " " * 20,
                     file=sys.stderr,
                 )
+                answered = loaded_answers(path, foci)
+                if answered is not None:
+                    print(f"horismos load: {answered}", file=sys.stderr)
         finally:
             unindexed(world.store)
         world.store.close()
