@@ -32,6 +32,7 @@ from ._contract import (
 from ._definitions import Definitions, load_definitions
 from ._errors import AuthoringError, Problem
 from ._gate import pattern_problems, shape_problems
+from ._item_gaps import item_gaps
 from ._model_keys import unkeyed_models
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._stores import DEFAULT_STORE
@@ -101,6 +102,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         world = World.open(args.store, create=False)
         load_world_beside(world, args.world, args.store, "horismos validate")
         defs.warnings = beside_world(defs, world)
+        # a forEach item the world gives without a property its pattern joins on it
+        defs.warnings += item_gaps(defs, world.store, args.world)
         world.store.close()
         # the world's own facts: a property or class of the ontology's namespaces misspelt
         defs.warnings += world_term_problems(defs, args.world)

@@ -63,7 +63,7 @@ from ._vocab import NS, PROV
 from ._world_individuals import IndividualsSeen
 from ._world_lexical import ill_typed, well_typed_hint
 
-__all__ = ["world_term_problems"]
+__all__ = ["first_lines", "world_term_problems", "written_as"]
 
 _CLASS_KINDS = frozenset(map(str, (OWL.Class, RDFS.Class, RDFS.Datatype)))
 _PROPERTY_KINDS = frozenset(
@@ -130,7 +130,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
             texts,
             term_name=defs.name,
         )
-    return found + seen.problems(files, named, defs.name, _first_lines, _written)
+    return found + seen.problems(files, named, defs.name, first_lines, written_as)
 
 
 def _ranges(defs: Definitions) -> dict[ox.NamedNode, tuple[str, list[URIRef], str]]:
@@ -304,13 +304,13 @@ def _file_problems(
     refused = closed.problems(
         path,
         term_name,
-        lambda iri: _written(iri, prefixes),
+        lambda iri: written_as(iri, prefixes),
         lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
     )
     refused += shaped.problems(
         path,
         term_name,
-        lambda iri: _written(iri, prefixes),
+        lambda iri: written_as(iri, prefixes),
         lambda prop, mark: _line_with(path, _term_pattern(prop, prefixes), mark),
     )
     refused += _zoneless_problems(path, zoneless, zoned, prefixes, term_name)
@@ -321,16 +321,16 @@ def _file_problems(
     )
     if not terms and not values:
         return refused
-    lines = _first_lines(path, terms, prefixes)
+    lines = first_lines(path, terms, prefixes)
     out = []
     for term in terms:
         kind, subject = wrong[term]
-        name = _written(term, prefixes)
+        name = written_as(term, prefixes)
         meant = closest_term(
             URIRef(term), map(URIRef, properties if kind == "property" else classes)
         )
         hint = (
-            f"did you mean {_written(str(meant), prefixes)}?"
+            f"did you mean {written_as(str(meant), prefixes)}?"
             if meant is not None
             else f"declare the {kind} in the ontology, or check the spelling"
         )
@@ -344,7 +344,7 @@ def _file_problems(
                 "warning",
                 f"the world uses the {kind} {name}, which no loaded ontology declares and no "
                 f"definition names, {reads}",
-                node=_written(subject, prefixes) if subject else None,
+                node=written_as(subject, prefixes) if subject else None,
                 file=str(path),
                 line=lines.get(term),
                 hint=hint,
@@ -370,7 +370,7 @@ def _zoneless_problems(
     and the wait, or the rule, never does for that node."""
     out = []
     for pred, quad in zoneless.items():
-        prop = _written(pred.value, prefixes)
+        prop = written_as(pred.value, prefixes)
         text = quad.object.value if isinstance(quad.object, ox.Literal) else ""
         out.append(
             Problem(
@@ -378,7 +378,7 @@ def _zoneless_problems(
                 f'the world gives {prop} "{text}"^^{name(XSD.dateTime)}, a date-time with no '
                 f"time zone, and {name(zoned[pred])} compares {prop} with NOW(), which has one: "
                 "SPARQL never orders the two, so that comparison never holds for this node",
-                node=_written(quad.subject.value, prefixes)
+                node=written_as(quad.subject.value, prefixes)
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
                 file=str(path),
@@ -403,7 +403,7 @@ def _retagged_problems(
     for (pred, text), quad in retagged.items():
         value = quad.object
         tag, step = texts[pred][text]
-        prop = _written(pred.value, prefixes)
+        prop = written_as(pred.value, prefixes)
         given = tag_of(value.language) if isinstance(value, ox.Literal) else ""
         quoted = json.dumps(text, ensure_ascii=False)
         world = f"{quoted}@{given}" if given else quoted
@@ -415,7 +415,7 @@ def _retagged_problems(
                 f"the world gives {prop} {world}, and {name(step)}'s pattern matches {prop} "
                 f"with {asked}, {said}: a literal equals none of another tag or of none, so "
                 "that pattern never matches this value",
-                node=_written(quad.subject.value, prefixes)
+                node=written_as(quad.subject.value, prefixes)
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
                 file=str(path),
@@ -438,14 +438,14 @@ def _same_problems(
     for term, (s, o) in same.items():
         if (o if s == term else s) not in said:  # a link out (dbpedia's): nothing to miss
             continue
-        named, written = _written(term, prefixes), _written(o if s == term else s, prefixes)
+        named, written = written_as(term, prefixes), written_as(o if s == term else s, prefixes)
         out.append(
             Problem(
                 "warning",
-                f"the world says {_written(s, prefixes)} owl:sameAs {_written(o, prefixes)}, "
+                f"the world says {written_as(s, prefixes)} owl:sameAs {written_as(o, prefixes)}, "
                 f"and the definitions name {named}: no --entailment derives from owl:sameAs, "
                 f"so a pattern naming {named} never matches what the world says of {written}",
-                node=_written(s, prefixes),
+                node=written_as(s, prefixes),
                 file=str(path),
                 line=_line_with(path, _term_pattern(str(OWL.sameAs), prefixes), written),
                 hint=f"write {named} where the world writes {written}: one name for one node",
@@ -481,8 +481,8 @@ def _list_problems(
     are nodes (``:ada :hasRequest ( :r1 :r2 )``): the list is one node, not its members."""
     out = []
     for pred, (quad, first) in lists.items():
-        prop = _written(pred.value, prefixes)
-        member = _written(first.value, prefixes) if isinstance(first, ox.NamedNode) else "…"
+        prop = written_as(pred.value, prefixes)
+        member = written_as(first.value, prefixes) if isinstance(first, ox.NamedNode) else "…"
         out.append(
             Problem(
                 "warning",
@@ -490,7 +490,7 @@ def _list_problems(
                 f"where its values are nodes ({ranges[pred][2]}): a pattern ?x {prop} ?v "
                 "binds the list itself and never one of its members, so a step reading each "
                 "member (a horis:forEach over them) finds one item, the list, and none of them",
-                node=_written(quad.subject.value, prefixes)
+                node=written_as(quad.subject.value, prefixes)
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
                 file=str(path),
@@ -514,7 +514,7 @@ def _value_problems(
     out = []
     for quad, refused in values:
         pred, value = quad.predicate, quad.object
-        prop = _written(pred.value, prefixes)
+        prop = written_as(pred.value, prefixes)
         lexical, given = "", XSD.string
         if isinstance(value, ox.Literal):
             lexical, given = value.value, URIRef(value.datatype.value)
@@ -526,7 +526,7 @@ def _value_problems(
             )
             mark = lexical
         else:
-            shown = _written(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
+            shown = written_as(value.value, prefixes) if isinstance(value, ox.NamedNode) else "[]"
             mark = shown
         if refused == "ill-typed":
             shown = f'"{lexical}"^^{name(given)}'  # as written: rdflib's value is a guess
@@ -551,7 +551,7 @@ def _value_problems(
             Problem(
                 "warning",
                 f"the world gives {prop} {shown}, {why}",
-                node=_written(quad.subject.value, prefixes)
+                node=written_as(quad.subject.value, prefixes)
                 if isinstance(quad.subject, ox.NamedNode)
                 else None,
                 file=str(path),
@@ -587,7 +587,7 @@ _NAMES = re.compile(r"<([^<>\s]*)>|(?<![\w:.-])([A-Za-z][\w.-]*)?:([\w-]+(?:\.+[
 """Each IRI or prefixed name a line of Turtle writes (``<…>``, ``ex:local``, ``:local``)."""
 
 
-def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:
+def first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[str, int]:
     """The first line of ``path`` writing each of ``terms``, as ``<IRI>`` or with one of the
     file's prefixes: one pass over its lines, each line's names read once and looked up
     (however many terms are sought: the world's last 150 values no level is took 3.4 s over
@@ -606,7 +606,7 @@ def _first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict
     return found
 
 
-def _written(iri: str, prefixes: dict[str, str]) -> str:
+def written_as(iri: str, prefixes: dict[str, str]) -> str:
     """``iri`` as the world file writes it: with the longest of its prefixes that fits."""
     fits = [(len(ns), p) for p, ns in prefixes.items() if iri.startswith(ns) and iri != ns]
     if fits:
