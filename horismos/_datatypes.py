@@ -182,6 +182,8 @@ def literal_hint(lit: Literal, r: URIRef, name: Callable[[Node], str]) -> str:
         return swapped
     with literal_warnings_off():
         ill_typed = Literal(text, datatype=r).ill_typed or ill_typed_text(text, r)
+    if ill_typed and r == XSD.boolean:  # "yes": "…"^^xsd:boolean named no value to write
+        return "write true or false, without quotes, or correct the rdfs:range"
     if ill_typed:
         return f'write a value of {name(r)}, e.g. "…"^^{name(r)}, or correct the rdfs:range'
     for form, dt in _BARE:

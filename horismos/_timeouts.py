@@ -88,6 +88,20 @@ _COMPOUND = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?")
 """Hours, minutes and seconds written together, ``"1h30m"``: one xsd:duration."""
 
 
+def _days_duration(count: float) -> str:
+    """``count`` days as an xsd:duration: ``"P3D"``, or for a fraction of a day the hours,
+    minutes and seconds it is (``"P3DT12H"`` for 3.5): XSD allows a fraction only in the
+    seconds, so ``"P3.5D"`` is no duration."""
+    whole = int(count)
+    rest = round((count - whole) * 86400, 3)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    times = "".join(f"{v:g}{u}" for v, u in ((hours, "H"), (minutes, "M"), (seconds, "S")) if v)
+    if not whole and times:
+        return f"PT{times}"
+    return f"P{whole}D" + (f"T{times}" if times else "")
+
+
 def _timeout_meant(text: str) -> str | None:
     """What to write for a timeout with a unit the parser does not take, when it is plain:
     ``"14d"`` (``"P14D"``), ``"2 weeks"`` or ISO's ``"P2W"`` (``"P14D"``), ``"30"`` or
@@ -126,7 +140,7 @@ def _timeout_meant(text: str) -> str | None:
     if days or weeks_:
         count = float(n) * (7 if weeks_ else 1)
         shown = f"{count:g}"
-        return f'write "P{shown}D" (an xsd:duration of {shown} days)'
+        return f'write "{_days_duration(count)}" (an xsd:duration of {shown} days)'
     unit = "ms" if millis else "m" if mins else "h" if hours else "s"
     if not (secs or mins or hours or millis):  # a bare number
         return f'write "{n}s" for {n} seconds: a timeout names its unit (ms, s, m, h)'

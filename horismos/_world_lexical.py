@@ -110,6 +110,8 @@ def well_typed_hint(text: str, datatype: URIRef, name: Callable[[Node], str]) ->
         if datatype in _BARE:
             return f"write {mended} without quotes (no thousands separator)"
         return f'write "{mended}"^^{name(datatype)} (no thousands separator)'
+    if datatype == XSD.boolean:  # "yes": "…"^^xsd:boolean named no value to write
+        return "write true or false, without quotes"
     return f'write a literal of {name(datatype)}, e.g. "…"^^{name(datatype)}'
 
 

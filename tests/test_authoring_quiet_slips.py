@@ -202,7 +202,7 @@ def test_the_flags_the_gate_reads_say_nothing(tmp_path: Path, flags: str) -> Non
     pytest.param('sh:path :onDuty ; sh:hasValue "yes" ;',
                  'sh:hasValue "yes" asks for a literal of xsd:string, but :onDuty\'s values are '
                  "literals of xsd:boolean",
-                 'write a value of xsd:boolean, e.g. "…"^^xsd:boolean, or correct the rdfs:range',
+                 "write true or false, without quotes, or correct the rdfs:range",
                  id="has-value-of-another-datatype"),
     pytest.param('sh:path :acuity ; sh:hasValue "urgent" ;',
                  'sh:hasValue "urgent" asks for a literal, but :acuity\'s values are nodes',

@@ -851,7 +851,7 @@ def test_a_literal_of_a_misspelt_datatype_is_an_error_with_a_did_you_mean(
     pytest.param(TRIAGE, "?nurse a :Nurse ; :onDuty true .",
                  '?nurse a :Nurse ; :onDuty "yes"^^xsd:boolean .', ":NotifyNurse",
                  'horis:requires: "yes"^^xsd:boolean: "yes" is not a valid xsd:boolean',
-                 'write a literal of xsd:boolean, e.g. "…"^^xsd:boolean', id="triple-pattern"),
+                 "write true or false, without quotes", id="triple-pattern"),
     pytest.param(REBOOKING, "?option a :Flight ;",
                  '?option a :Flight ; :seatsLeft "1 000"^^xsd:integer ;', ":ProposeFlight",
                  'horis:query: "1 000"^^xsd:integer: "1 000" is not a valid',

@@ -62,7 +62,7 @@ def test_a_number_with_a_thousands_separator_is_a_warning_at_its_line(tmp_path: 
 
 
 @pytest.mark.parametrize(("written", "hint"), [
-    (':urgent "yes"^^xsd:boolean', 'write a literal of xsd:boolean, e.g. "…"^^xsd:boolean'),
+    (':urgent "yes"^^xsd:boolean', "write true or false, without quotes"),
     (':filedOn "01/12/2026"^^xsd:date',  # day or month first: both said, neither guessed
      'write "2026-12-01"^^xsd:date if it is the 1st of December, or "2026-01-12"^^xsd:date if '
      "it is the 12th of January (XSD writes a date year first: YYYY-MM-DD)"),

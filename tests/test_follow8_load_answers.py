@@ -62,3 +62,19 @@ def test_load_of_facts_about_no_waiting_focus_says_nothing(tmp_path: Path) -> No
     loaded = horismos_forked(tmp_path, "load", "other.ttl", *store, timeout=120)
     assert loaded.returncode == 0, loaded.stderr
     assert "warning" not in loaded.stderr, loaded.stderr
+
+
+def test_resume_says_true_or_false_for_a_yes_given_to_a_boolean(tmp_path: Path) -> None:
+    """The hint read `write a value of xsd:boolean, e.g. "…"^^xsd:boolean`: no value to
+    write. It names the two there are."""
+    store = waiting(tmp_path)
+    listed = horismos_forked(tmp_path, "instances", "defs.ttl", *store, "--format", "json",
+                             timeout=120)
+    import json
+
+    iid = json.loads(listed.stdout)[0]["instance"]
+    resumed = horismos_forked(tmp_path, "resume", "defs.ttl", *store, "--instance", iid,
+                              "--facts", ':p1 :signedOff "yes" .', timeout=120)
+    assert resumed.returncode == 2, resumed.stderr
+    assert "write true or false, without quotes, or correct the rdfs:range" in resumed.stderr
+    assert '"…"^^xsd:boolean' not in resumed.stderr

@@ -599,6 +599,9 @@ def test_the_same_bind_written_twice_is_a_warning_not_an_error(tmp_path: Path) -
 @pytest.mark.parametrize("name, old, written, meant", [
     ("workflow.ttl", 'horis:timeout "P14D" ;', "14d", "P14D"),
     ("workflow.ttl", 'horis:timeout "P14D" ;', "2 weeks", "P14D"),
+    # XSD allows a fraction only in the seconds: "P3.5D" is no duration
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "3.5d", "P3DT12H"),
+    ("workflow.ttl", 'horis:timeout "P14D" ;', "0.5d", "PT12H"),
     ("workflow.ttl", 'horis:timeout "P14D" ;', "P2W", "P14D"),
     # days after the T, among the times: "PT21D" was told only the list of forms
     ("workflow.ttl", 'horis:timeout "P14D" ;', "PT21D", "P21D"),
