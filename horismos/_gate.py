@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from rdflib import RDF, RDFS, SH, BNode, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
+from ._datatypes import turtle_term
 from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem, ShaclMessage
 from ._gate_after import After, Beyond, ReadOnAsking
@@ -480,7 +481,7 @@ class Gate:
         return ShaclMessage(
             focus=self.defs.name(r.focus),
             path=path_name(r.path, self.defs) if isinstance(r.path, URIRef) else None,
-            message=r.message or "violates a shape",
+            message=_as_turtle(r.message or "violates a shape", self.defs),
             shape=self.defs.name(r.shape) if isinstance(r.shape, URIRef) else None,
             value=r.value.n3() if r.value is not None else None,
         )
@@ -749,10 +750,44 @@ def _message(triples: list[tuple], defs: Definitions) -> ShaclMessage:
     return ShaclMessage(
         focus=defs.name(fields[SH.focusNode]),
         path=path_name(path, defs) if isinstance(path, URIRef) else None,
-        message=_in_order(str(fields.get(SH.resultMessage) or "violates a shape")),
+        message=_as_turtle(
+            _in_order(str(fields.get(SH.resultMessage) or "violates a shape")), defs
+        ),
         shape=defs.name(shape) if isinstance(shape, URIRef) else None,
         value=value.n3() if value is not None else None,
     )
+
+
+_PY_LITERAL = re.compile(
+    r'Literal\("((?:[^"\\]|\\.)*)"(?:, datatype=([\w.-]*:[\w.-]+))?(?:, lang=([\w-]+))?\)'
+)
+_IRI = re.compile(r"<([^<>\s\"]+)>")
+_QUOTING = "Focus node does not conform to shape "
+"""How pyshacl's sh:qualifiedValueShape messages begin, quoting the shape in Python's words:
+the others are worded as pyshacl words them, in both engines (:mod:`._shacl`)."""
+
+
+def _as_turtle(message: str, defs: Definitions) -> str:
+    """pyshacl's message with the shape it quotes written as every other message writes
+    terms: a literal as Turtle (``1``, not ``Literal("1", datatype=xsd:integer)``, which a
+    ``sh:qualifiedValueShape``'s rejection printed), an IRI by its prefixed name. Only a
+    rejection's message is read, and only a qualified shape's (:data:`_QUOTING`): nothing
+    on a step that passes."""
+    if not message.startswith(_QUOTING):
+        return message
+
+    def literal(m: re.Match[str]) -> str:
+        text, datatype, lang = m.group(1), m.group(2), m.group(3)
+        if lang:
+            return f'"{text}"@{lang}'
+        if datatype is None:
+            return f'"{text}"'
+        if datatype.startswith("xsd:"):
+            return turtle_term(Literal(text, datatype=XSD[datatype[4:]]), defs.name)
+        return f'"{text}"^^{datatype}'
+
+    message = _PY_LITERAL.sub(literal, message)
+    return _IRI.sub(lambda m: defs.name(URIRef(m.group(1))), message)
 
 
 _NOT_IN = re.compile(r"^(Value .* not in list )(\[.*\])$", re.S)
