@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from rdflib import Literal, URIRef
+from rdflib import RDFS, Literal, URIRef
 from rdflib.term import Node
 
 from ._adapter_step import AdapterCommit, check_scopes
@@ -355,7 +355,9 @@ class ActionSteps(ToolCalls):
         """Stop the instance at this step until a person approves each exact payload;
         ``lapse``: the quads letting lapse the approvals of payloads it no longer sends."""
         graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
-        brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus)
+        # the focus's label, as the wait brief gives it: one look-up, when approval is asked
+        label = min((str(v) for v in self.store.objects(inst.focus, RDFS.label)), default="")
+        brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus, label)
         rec.status, rec.brief, rec.graph = "waiting", brief, graph
         rec.detail["approval"] = {
             "payloads": [p for p, _ in waiting.calls],

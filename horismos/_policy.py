@@ -532,8 +532,15 @@ class Pending:
     these: given for a request the step no longer makes (see :func:`pending`)."""
 
     def brief(
-        self, name: Callable[[Node], str], instance: URIRef, workflow: URIRef, focus: URIRef
+        self,
+        name: Callable[[Node], str],
+        instance: URIRef,
+        workflow: URIRef,
+        focus: URIRef,
+        label: str = "",
     ) -> str:
+        """What the approver is told; ``label``: the focus's rdfs:label, said beside it as
+        the wait brief says it (an approver read ``:bob`` alone, where a wait said who)."""
         lines = [
             f"{self.tool.name} requires approval (horis:requiresApproval) of the exact "
             "payload before it is called.",
@@ -563,8 +570,8 @@ class Pending:
                 "what it sends now."
                 for shown in self.lapsed
             ),
-            f"Instance {instance} ({name(workflow)} for {name(focus)}) waits at "
-            f"{name(self.step)} for approval.",
+            f"Instance {instance} ({name(workflow)} for {name(focus)}"
+            f"{' — ' + label if label else ''}) waits at {name(self.step)} for approval.",
             *([f"Code: {code_said(self.code)}"] if self.code is not None else []),
         ]
         calls = Counter(fp for _, fp in self.calls)
