@@ -22,7 +22,14 @@ from ._action_steps import ActionSteps
 from ._adapter_step import made_from
 from ._bindings.reach import hosts_of
 from ._definitions import Definitions
-from ._errors import InstanceFailed, NotSent, RunError, StepBudgetExceeded, ToolError
+from ._errors import (
+    InstanceFailed,
+    NotSent,
+    Problem,
+    RunError,
+    StepBudgetExceeded,
+    ToolError,
+)
 from ._fhir_client import adapter_problem
 from ._hazards import cycle_through
 from ._hydrate import land_projections
@@ -198,7 +205,10 @@ class Runner(ActionSteps):
                     or refused is not None
                     or unstarted
                 )
-                if declared and file is not None and e.args:
+                said = binding.refusal_problems(self.defs) if binding is not None else []
+                if said and e.args:  # as validate --connect says it: at each assertion's line
+                    e.args = ("\n".join(_as_run_says(p) for p in said), *e.args[1:])
+                elif declared and file is not None and e.args:
                     listed = self._with_the_others(workflow, tool, at, str(e.args[0]))
                     e.args = (listed or f"{file}:{line}: {e.args[0]}", *e.args[1:])
                 raise
@@ -655,3 +665,8 @@ def _failed(inst: InstanceRun, step: Step, error: RunError) -> StepRecord:
     """The record of ``step`` failed by the run itself with ``error``, before any tool was
     asked (a loop that would never end, the step budget, a query the store refused)."""
     return StepRecord(step.iri, type(step).__name__, "failed", inst.instance, error=error)
+
+
+def _as_run_says(p: Problem) -> str:
+    """``validate``'s line for ``p`` without its severity, which ``run``'s own "error:" says."""
+    return str(p).replace(f": {p.severity}: ", ": ", 1)

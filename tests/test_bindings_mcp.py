@@ -701,14 +701,18 @@ def test_run_refuses_an_effect_field_the_server_never_returns_before_any_call(tm
         "    code = ward.rsplit",
         "    open('calls.log', 'a').write(patient + '\\n')\n    code = ward.rsplit"),
         encoding="utf-8")
-    effect = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1)
-                  if "horis:effect [" in x)
+    line = next(i for i, x in enumerate(clinic.read_text().splitlines(), 1) if ":bedRef ;" in x)
+    said = horismos_forked(tmp_path / "mcp", "validate", "--connect", "clinic.ttl", timeout=120)
+    validated = next(x for x in said.stdout.splitlines() if ": error: " in x)
     p = horismos_forked(tmp_path / "mcp", "run", "clinic.ttl", "--world", "world.ttl", "--all",
                         "--out", "after.trig", timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
-    assert f"clinic.ttl:{effect}: ward.assign_bed is refused before any call: " in p.stderr
-    assert "reads 'bedRef' for <http://example.org/ward#bedRef>, a field \"assign_bed\" never " \
+    # what validate --connect says, at the assertion's line, in prefixed names: run said it
+    # at the effect's line, with full IRIs
+    assert f"horismos run: error: clinic.ttl:{line}: :ward.assign_bed: " in p.stderr, p.stderr
+    assert "reads 'bedRef' for :bedRef, a field \"assign_bed\" never " \
         "returns" in p.stderr and 'write horis:key "bed"' in p.stderr
+    assert validated.replace(": error: ", ": ", 1) in p.stderr
     assert not (tmp_path / "mcp" / "calls.log").exists()
     assert not (tmp_path / "mcp" / "after.trig").exists()
 
@@ -739,7 +743,8 @@ def test_an_effect_field_the_output_schema_types_otherwise_is_refused_before_any
     run = horismos_forked(tmp_path / "mcp", "run", "clinic.ttl", "--world", "world.ttl",
                           "--all", "--out", "after.trig", timeout=120)
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "ward.assign_bed is refused before any call: " in run.stderr
+    said = next(x for x in p.stdout.splitlines() if ": error: " in x)
+    assert said.replace(": error: ", ": ", 1) in run.stderr, run.stderr  # as validate says it
     assert not (tmp_path / "mcp" / "calls.log").exists()
     assert not (tmp_path / "mcp" / "after.trig").exists()
 

@@ -15,9 +15,13 @@ runner awaits before the call's ``horis:timeout`` starts: opening is not the cal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rdflib import URIRef
+
+if TYPE_CHECKING:
+    from .._definitions_model import Definitions
+    from .._errors import Problem
 
 __all__ = ["Binding"]
 
@@ -50,6 +54,12 @@ class Binding:
 
     async def check(self) -> None:
         """Refuse, before any call, a binding that cannot honour the declared contract."""
+
+    def refusal_problems(self, defs: Definitions) -> list[Problem]:
+        """What :meth:`check` refused, as ``validate`` says it: each finding at its own line,
+        in the definitions' prefixed names. Empty where the refusal's own words are those
+        (the default): ``run`` then says them at :meth:`refused_at`'s line."""
+        return []
 
     def refused_at(self) -> URIRef | None:
         """The statement of its tool that :meth:`check` found wrong (``horis:binding``,

@@ -539,6 +539,21 @@ class McpBinding(Binding):
                 tool=str(self.tool.iri),
             )
 
+    def refusal_problems(self, defs: Definitions) -> list[Problem]:
+        """The effect's assertions :meth:`check` refused, each at its ``horis:asserts``
+        line and in prefixed names, as ``validate --connect`` says them: ``run`` said them at
+        the effect's line, with full IRIs."""
+        if not self._unread:
+            return []
+        remote = self._remote
+        schema = (remote.output_schema if remote is not None else None) or {}
+        offered = schema.get("properties") or {}
+        return [
+            unread_problem(defs, self.tool, a, why, hint)
+            for a, why, hint in output_problems(self.tool, self.name, offered, defs.name, schema)
+            if not a.optional
+        ]
+
     async def open(self) -> None:
         """The server's session, started (again, if it died) within :data:`CONNECT_TIMEOUT`,
         and the bound tool checked against what it offers."""
@@ -672,27 +687,32 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
                 continue
             offered = (schema or {}).get("properties") or {}
             for a, why, hint in output_problems(tool, remote, offered, defs.name, schema):
-                node = next(
-                    (
-                        n
-                        for e in defs.graph.objects(tool.iri, HORIS.effect)
-                        for n in defs.graph.objects(e, HORIS.asserts)
-                        if (n, HORIS.property, a.property) in defs.graph
-                    ),
-                    None,
-                )
-                problems.append(
-                    defs.sources.problem(
-                        "warning" if a.optional else "error",
-                        tool.iri,
-                        why,
-                        hint,
-                        at=(node, HORIS.property, a.property) if node is not None else None,
-                    )
-                )
+                problems.append(unread_problem(defs, tool, a, why, hint))
     finally:
         await sessions.aclose()
     return problems
+
+
+def unread_problem(defs: Definitions, tool: Tool, a: Assertion, why: str, hint: str) -> Problem:
+    """An assertion of ``tool``'s effect the server's output schema does not give, at its
+    ``horis:asserts`` line: an error, or a warning for an optional one (its answer lands
+    without it). One wording for ``validate --connect`` and ``run``."""
+    node = next(
+        (
+            n
+            for e in defs.graph.objects(tool.iri, HORIS.effect)
+            for n in defs.graph.objects(e, HORIS.asserts)
+            if (n, HORIS.property, a.property) in defs.graph
+        ),
+        None,
+    )
+    return defs.sources.problem(
+        "warning" if a.optional else "error",
+        tool.iri,
+        why,
+        hint,
+        at=(node, HORIS.property, a.property) if node is not None else None,
+    )
 
 
 async def _start(
