@@ -118,8 +118,11 @@ _OVERWRITE = ", or pass overwrite=True to replace it"
 def records_refusal(path: str | Path) -> bool:
     """Whether the trace at ``path`` records a run refused before its first step (its second
     event ``refused``: another run drove its focus), read from its first two lines, unchecked:
-    the command given again once that run has finished writes beside it, never over it."""
+    the command given again once that run has finished writes beside it, never over it. Not
+    a regular file, none: ``/dev/full`` or a pipe reads without end, or waits for a writer."""
     try:
+        if not Path(path).is_file():
+            return False
         with open(path, "rb") as f:
             f.readline()
             second = json.loads(f.readline() or b"{}")

@@ -412,10 +412,11 @@ def test_trace_show_names_iris_as_the_other_commands_do(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("run of :Triage for 1 focus node(s), recorded "), lines[0]
-    assert lines[3] == "  policy allows HostStateWrite, ReadOnly", lines[3]
-    assert lines[4].startswith("instance ") and lines[4].endswith(" for :patient42"), lines[4]
-    assert lines[5].split("  ")[2:4] == [
-        ":QueuePatient", ":ehr.assign_queue(patient=:patient42, queue=:urgent)"], lines[5]
+    assert lines[3].startswith("  ran by process run@"), lines[3]
+    assert lines[4] == "  policy allows HostStateWrite, ReadOnly", lines[4]
+    assert lines[5].startswith("instance ") and lines[5].endswith(" for :patient42"), lines[5]
+    assert lines[6].split("  ")[2:4] == [
+        ":QueuePatient", ":ehr.assign_queue(patient=:patient42, queue=:urgent)"], lines[6]
     p = horismos("trace", "show", "run.jsonl", cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     ex = "http://example.org/ehr#"
