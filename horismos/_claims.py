@@ -102,6 +102,13 @@ __all__ = [
     "live_claims",
 ]
 
+_clock: Callable[[], float] = (
+    functools.partial(time.clock_gettime, time.CLOCK_BOOTTIME)
+    if hasattr(time, "CLOCK_BOOTTIME")
+    else time.monotonic
+)
+"""A clock that runs on while the machine sleeps (Linux's boot time), as the store's does."""
+
 _LEASES = (0.1, 31_536_000.0)
 """The leases a worker may be given, in seconds: renewed every third of it (a tenth of a
 second is already ten requests a second), written as an ``xsd:dayTimeDuration`` (a year)."""
@@ -212,6 +219,9 @@ class Worker:
         self.fence: tuple[Quad, ...] = ((self.iri, ALIVE, Literal(True), CLAIMS),)
         self.world = World(FencedStore(store, self))
         self.lost = False
+        # when the latest renewal that landed was sent, by this machine's clock: the store's
+        # clock started the lease no sooner, so it runs at least a lease from here (fresh)
+        self._renewed = _clock()
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self._held: list[URIRef] = []  # claims held (:meth:`hold`), given back on leaving
@@ -227,6 +237,7 @@ class Worker:
         who = f"c:host {Literal(said['host']).n3()} ; c:pid {int(said['pid'])} ;"
         if "lane" in said:
             who += f" c:lane {Literal(said['lane']).n3()} ;"
+        worker._renewed = _clock()
         worker.store.update(
             f"""{_PREFIXES}INSERT {{ GRAPH <{CLAIMS}> {{
             <{worker.iri}> c:alive true ; c:renewed ?now ; {who}
@@ -279,6 +290,7 @@ class Worker:
         store = open_store(self.store.name)  # a connection of its own
         try:
             while not self._stop.wait(self.lease / 3):
+                sent = _clock()
                 try:
                     store.update(
                         f"""{_PREFIXES}
@@ -297,8 +309,17 @@ class Worker:
                 if not alive:
                     self.lost = True
                     return
+                self._renewed = sent
         finally:
             store.close()
+
+    def fresh(self) -> bool:
+        """Whether the lease surely still holds by the store's clock: less than a lease has
+        passed since the latest renewal that landed was sent. A process paused past it
+        (``SIGSTOP``, a machine asleep) or cut off from the store may have been evicted
+        without knowing it yet, its claims taken and the call it announced settled in doubt
+        by another: a call sent then could act after an operator cleared it as not made."""
+        return not self.lost and _clock() - self._renewed < self.lease
 
     def alive(self, store: Store | None = None) -> bool:
         rows = (store or self.store).select(
@@ -875,6 +896,9 @@ class FencedStore(WrappedStore):
     def __init__(self, inner: Store, worker: Worker) -> None:
         super().__init__(inner)
         self.worker = worker
+
+    def fence_holds(self) -> bool:
+        return self.worker.fresh()
 
     def apply(self, change: Change) -> Digest:
         try:

@@ -247,6 +247,15 @@ class ToolCalls(StepRecording):
             deadline = None
             with Attempt() as attempt:
                 try:
+                    if not tool.idempotent and not self.store.fence_holds():
+                        raise NotSent(
+                            f"{tool.name} was not sent: this process's lease on the shared "
+                            "store ran out before the call went out (the process was paused, "
+                            "or could not reach the store), so another may have taken its "
+                            "work over and settled the call it announced; it did not act",
+                            step=str(step.iri),
+                            tool=str(tool.iri),
+                        )
                     if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
                         return await self.env.invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy

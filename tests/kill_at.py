@@ -3,7 +3,9 @@ boundary: ``KILL_AT=before:N`` just before its Nth store commit is applied, ``af
 after it landed. The process dies there as it would on a power cut or an OOM kill, with no
 guessing of the moment: a test walks N from 1 until the command ends on its own, and so
 kills it at every commit boundary it has (before and after an intent, inside the call that
-follows it, before and after the step's own commit)."""
+follows it, before and after the step's own commit). ``KILL_AT=pause:N`` stops it instead
+(SIGSTOP) just after its Nth commit landed, as a machine put to sleep or a VM paused would:
+the test lets its lease run out, does what others would meanwhile, then SIGCONTs it."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def _arm(when: str, nth: int) -> None:
     applied = [0]
 
     def die() -> None:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGSTOP if when == "pause" else signal.SIGKILL)
 
     for cls in (MemoryStore, OxigraphStore, SparqlStore):
         def apply(self: Any, change: Any, _apply: Any = cls.apply) -> Any:
@@ -30,7 +32,7 @@ def _arm(when: str, nth: int) -> None:
             if when == "before" and applied[0] == nth:
                 die()
             digest = _apply(self, change)
-            if when == "after" and applied[0] == nth:
+            if when in ("after", "pause") and applied[0] == nth:
                 die()
             return digest
 

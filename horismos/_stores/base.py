@@ -303,6 +303,12 @@ class Store:
         the store for a while (:mod:`~horismos._cli_lent_world`) must not take back with it."""
         raise NotImplementedError
 
+    def fence_holds(self) -> bool:
+        """Whether this process may still send a call that others would hold in doubt once
+        its lease ran out: always, but for a worker's view of a shared store
+        (:class:`~horismos._claims.FencedStore`), whose lease may have run out unseen."""
+        return True
+
     def apply(self, change: Change) -> Digest:
         """Land ``change`` atomically; the delta it made to :meth:`digest`."""
         raise NotImplementedError
@@ -413,6 +419,9 @@ class WrappedStore(Store):
 
     def apply(self, change: Change) -> Digest:
         return self.inner.apply(change)
+
+    def fence_holds(self) -> bool:
+        return self.inner.fence_holds()
 
     def update(self, text: str, *, runtime_only: bool = False) -> None:
         self.inner.update(text, runtime_only=runtime_only)
