@@ -16,6 +16,7 @@ from rdflib import RDF, RDFS, XSD, Literal, URIRef
 from rdflib.term import Node
 
 from ._adapter_step import made_from
+from ._errors import LeaseLost
 from ._hydrate import land_projections
 from ._model import ActionStep, Tool
 from ._records import InstanceRun, StepRecord
@@ -191,7 +192,8 @@ class StepRecording(RunnerState):
                 # instance's version guard, whose Conflict is the runner's (drive)
                 tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
                 land_projections(self.store, land, dropped, pending, made_from(tool, rec.receipts))
-        except StoreError as e:  # the store went away with the call made: say so
+        except (StoreError, LeaseLost) as e:  # the store went away, or this process's
+            # lease, with the call made: say so
             tool = self.defs.tools.get(rec.tool) if rec.tool is not None else None
             raise unrecorded(e, rec, tool) from None
         t1 = time.perf_counter()

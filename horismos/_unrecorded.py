@@ -6,12 +6,14 @@ met a store gone away (a SPARQL server stopped, a full disk) with only the store
 had been called and may have charged: someone who then made the charge by hand made it twice.
 Nothing else changes: the call is held as before (a tool that is not idempotent announced it
 before it was sent, so running again does not call it a second time), and the error is still
-the store's, exit 2, with what happened to the call said after it.
+the store's, exit 2, with what happened to the call said after it. A commit refused because
+the process's lease on a shared store ran out meanwhile (:class:`~horismos.LeaseLost`: it was
+paused, or away from the store) is the same: it said only that "nothing of it landed".
 """
 
 from __future__ import annotations
 
-from ._errors import OutcomeUnknown
+from ._errors import LeaseLost, OutcomeUnknown
 from ._model import Tool
 from ._records import StepRecord
 from ._stores import StoreError
@@ -31,11 +33,13 @@ def may_have_acted(rec: StepRecord) -> bool:
     )
 
 
-def unrecorded(e: StoreError, rec: StepRecord, tool: Tool | None) -> StoreError:
-    """``e``, the store's failure while ending ``rec``'s call of ``tool`` (judging its result,
-    committing it), with what came of the call and what to do about it when the tool was
-    called and may have acted; else ``e`` itself (a pattern the store refused is the step's
-    to fail, as before)."""
+def unrecorded(
+    e: StoreError | LeaseLost, rec: StepRecord, tool: Tool | None
+) -> StoreError | LeaseLost:
+    """``e``, the store's failure (or the lease's) while ending ``rec``'s call of ``tool``
+    (judging its result, committing it), with what came of the call and what to do about it
+    when the tool was called and may have acted; else ``e`` itself (a pattern the store
+    refused is the step's to fail, as before)."""
     if tool is None or isinstance(e, QueryRefused) or not may_have_acted(rec):
         return e
     if tool.idempotent:
@@ -47,8 +51,11 @@ def unrecorded(e: StoreError, rec: StepRecord, tool: Tool | None) -> StoreError:
         after = (
             f"{tool.name} was called and may have acted, but what came of the call was not "
             "recorded. Check with the system it acts on whether it took effect: "
-            f"{'' if e.repeats else 'once the store is back, '}the call is held in doubt "
+            f"{'' if isinstance(e, LeaseLost) or e.repeats else 'once the store is back, '}"
+            "the call is held in doubt "
             f"and {tool.name} is not called again on "
             "that subject until `horismos tools reconcile` clears it"
         )
+    if isinstance(e, LeaseLost):
+        return LeaseLost(f"{e}\n  {after}")
     return StoreError(f"{e}\n  {after}", status=e.status)

@@ -55,13 +55,15 @@ DEFS = """\
 """
 
 PAYMENTS = '''
-import os
+import os, signal
 
 def charge(order):
     with open("ledger.txt", "a") as f:
         f.write(f"charge {order} by {os.getpid()}\\n")
         f.flush()
         os.fsync(f.fileno())
+    if os.environ.get("PAUSE_AFTER_CHARGE"):  # paused once it acted, before its answer lands
+        os.kill(os.getpid(), signal.SIGSTOP)
     return {"paymentRef": f"P-{os.getpid()}"}
 '''
 
@@ -94,11 +96,13 @@ def ledger(cwd: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def paused_after_its_intent(cwd: Path, *args: str) -> subprocess.Popen[str]:
+def paused_after_its_intent(cwd: Path, *args: str, charged: bool = False
+                            ) -> subprocess.Popen[str]:
     """``horismos ARGS`` stopped (SIGSTOP) just after its first commit, the intent of its
-    call, landed: returned once it is stopped."""
+    call, landed (``charged``: once the charge acted): returned once it is stopped."""
+    paused = {"PAUSE_AFTER_CHARGE": "1"} if charged else {"KILL_AT": "pause:1"}
     proc = subprocess.Popen(
-        [sys.executable, str(KILL_AT), *args], cwd=cwd, env=dict(environ(cwd), KILL_AT="pause:1"),
+        [sys.executable, str(KILL_AT), *args], cwd=cwd, env=dict(environ(cwd), **paused),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 120
@@ -172,3 +176,26 @@ def test_a_catalog_call_paused_past_its_lease_does_not_charge_after_the_operator
         code, said = woken(paused)
     assert len(ledger(cwd)) == 1, ledger(cwd)
     assert code != 0 and "Traceback" not in said, said
+
+
+def test_a_run_paused_past_its_lease_after_charging_says_the_charge_may_have_acted(
+    shop,
+) -> None:
+    """Woken after another process took the call over, its commit is refused; it said only
+    "nothing of it landed", which read as no charge made: it says the charge was made."""
+    cwd, store = shop
+    paused = paused_after_its_intent(
+        cwd, "run", "pay.ttl", "--tools", "payments.py", "--store", store, "--focus", ":o1",
+        charged=True)
+    try:
+        lapsed(cwd, store)
+        taken = cli(cwd, "run", "pay.ttl", "--tools", "payments.py", "--store", store,
+                    "--focus", ":o1")
+        assert taken.returncode == 3 and "not called again" in taken.stdout, taken.stdout
+    finally:
+        code, said = woken(paused)
+    assert len(ledger(cwd)) == 1
+    assert code == 2, said
+    assert "lost its lease" in said and "Traceback" not in said, said
+    assert "t.charge was called and may have acted" in said, said
+    assert "held in doubt" in said and "horismos tools reconcile" in said, said
