@@ -1,0 +1,750 @@
+"""Chaos for "a non-idempotent action happens at most once": concurrent processes, random kills.
+
+    nice -n 10 python benchmarks/chaos_once.py [--rounds N] [--seed S]
+                                               [--stores oxigraph journal sparql] [--keep DIR]
+
+A real HTTP payment server on 127.0.0.1 (a process of its own) records every charge and every
+transfer, with its subject, in an fsynced ledger. Two workflows call it: ``:Pay`` charges an
+order (``t.charge``, not idempotent, guarded by ``FILTER NOT EXISTS { ?order :paymentRef ?r }``
+on the tool, ``horis:onError`` to an operator wait), ``:Move`` sends a transfer
+(``t.transfer``, not idempotent, ``horis:requiresApproval true``). Each round starts a fresh
+world of three orders and two transfers on each store asked for (``oxigraph:PATH``,
+``journal:PATH``, ``sparql:URL`` on a real ``oxigraph serve``), then, in an order drawn from a
+seeded RNG, keeps 2–4 OS processes going on overlapping foci: ``run --focus``, ``run
+--no-again --focus``, ``run --all``, ``resume``, ``wake``, ``tools call``, ``approve`` (of a
+fingerprint some other process's run printed), ``tools reconcile`` by an "operator" who asks
+the payment server the truth first, ``serve --run-workflow`` with one or two MCP clients
+asking ``run_workflow`` at once (with ``"again": true`` sometimes), and on ``sparql:``
+``horismos worker`` processes fed by ``horismos submit`` over a real ``redis-server``. Each
+process is forked from this one (which imported horismos once: a real process, cheap to
+start) and is ``kill -9``-ed, with its process group, at a random moment or left to finish.
+On ``oxigraph:``/``journal:`` the processes queue for the store's lock
+(``HORISMOS_LOCK_WAIT``).
+
+After the chaos the round settles as the docs tell an operator: every instance left running
+is continued (``resume``; on ``sparql:`` after ``HORISMOS_LEASE`` ran out), then checked:
+
+* per subject at most one charge (one transfer) in the ledger;
+* every charge in the ledger either landed in the world (its ``:paymentRef`` is the one the
+  server answered) or is held in doubt (``instances`` lists it ``in_doubt``) — never lost
+  unsaid; and no ``:paymentRef`` without a charge;
+* no instance is ``running`` after the resume;
+* no transfer without an approval for it, none used twice (one transfer per subject);
+* the world opens (``instances`` exits 0).
+
+Then the operator settles every call in doubt (``tools reconcile`` with the true verdict, the
+charge recorded or made by a ``tools call``, ``wake``), and the ledger is checked again.
+
+Prints one line per round (``round N store: ok`` or the violations, with the log folder kept)
+and a summary: rounds, processes started, kills, violations. Exit 1 when any was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from horismos._cli import main as horismos_main
+
+NS = "http://example.org/chaos#"
+PREFIXES = """\
+@prefix :      <http://example.org/chaos#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
+
+DEFINITIONS = PREFIXES + """
+:Order a owl:Class .
+:Transfer a owl:Class .
+:paymentRef a owl:DatatypeProperty .
+:transferRef a owl:DatatypeProperty .
+
+:t.charge a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+    horis:requires "FILTER NOT EXISTS { ?order :paymentRef ?r }" ;
+    horis:effect [ horis:subject "order" ;
+        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+    horis:binding "PAY/charge" ;
+    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] ;
+    horis:timeout "10s" ;
+    horis:idempotent false .
+
+:t.transfer a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "transfer" ; horis:type :Transfer ] ] ;
+    horis:requires "FILTER NOT EXISTS { ?transfer :transferRef ?r }" ;
+    horis:effect [ horis:subject "transfer" ;
+        horis:asserts [ horis:property :transferRef ; horis:type xsd:string ] ] ;
+    horis:binding "PAY/transfer" ;
+    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] ;
+    horis:timeout "10s" ;
+    horis:requiresApproval true ;
+    horis:idempotent false .
+
+:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
+:Charge a horis:ActionStep ;
+    horis:tool :t.charge ;
+    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :paymentRef ?r }" ;
+    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
+    horis:onError :CheckCharge .
+:CheckCharge a horis:WaitStep ;
+    horis:reason "The charge may have gone through: check with the payment server." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
+    horis:until "?this :paymentRef ?r ." .
+
+:Move a horis:Workflow ; horis:focusType :Transfer ; horis:start :Send .
+:Send a horis:ActionStep ;
+    horis:tool :t.transfer ;
+    horis:requires "?this a :Transfer . FILTER NOT EXISTS { ?this :transferRef ?r }" ;
+    horis:bind [ horis:arg "transfer" ; horis:var "this" ] ;
+    horis:onError :CheckTransfer .
+:CheckTransfer a horis:WaitStep ;
+    horis:reason "The transfer may have gone through: check with the payment server." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
+    horis:until "?this :transferRef ?r ." .
+"""
+
+# The payment server: its own process, one thread per request, every act fsynced to the ledger
+# before it answers. /charge and /transfer act; /state says what it did and what is in flight.
+PAYMENT_SERVER = r'''
+import json, os, random, sys, threading, time
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+
+LEDGER = sys.argv[1]
+lock = threading.Lock()
+state = {"inflight": 0, "n": 0, "pids": {}}
+
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        with lock:
+            with open(LEDGER) as f:
+                lines = f.read().splitlines()
+            body = json.dumps({"inflight": state["inflight"], "ledger": lines,
+                               "pids": state["pids"]}).encode()
+        self.send_response(200); self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        kind = self.path.strip("/")
+        data = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        subject = data.get("order") or data.get("transfer")
+        with lock:
+            state["inflight"] += 1
+            state["n"] += 1
+            state["pids"][self.headers.get("x-pid", "")] = time.time()
+            ref = f"{kind[0].upper()}-{state['n']}"
+        try:
+            time.sleep(random.uniform(0, 0.25))
+            with lock:
+                with open(LEDGER, "a") as f:
+                    f.write(f"{kind} {subject} {ref} {self.headers.get('x-pid', '')}\n")
+                    f.flush(); os.fsync(f.fileno())
+            time.sleep(random.uniform(0, 0.25))
+            field = "paymentRef" if kind == "charge" else "transferRef"
+            body = json.dumps({field: ref}).encode()
+            self.send_response(200); self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body))); self.end_headers()
+            self.wfile.write(body)
+        finally:
+            with lock:
+                state["inflight"] -= 1
+
+open(LEDGER, "a").close()
+s = ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+'''
+
+# An MCP client asking run_workflow, as an agent would (its own forked process).
+ALLOW = "ReadOnly,HostStateWrite"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Proc:
+    pid: int
+    label: str
+    out: Path
+    started: float
+    kill_at: float | None
+    deadline: float
+    kill_on_call: float | None = None  # seconds after its first tool request reaches the server
+    wake_at: float | None = None  # paused (SIGSTOP) until then
+    rc: int | None = None
+    killed: bool = False
+
+
+@dataclass
+class Lane:
+    """One store's world for a round, and what the chaos learnt of it."""
+
+    kind: str
+    store: str
+    folder: Path
+    orders: list[str]
+    transfers: list[str]
+    approvals: list[tuple[str, str]] = field(default_factory=list)  # (instance, fingerprint)
+    approved: Counter[str] = field(default_factory=Counter)  # fingerprint → approve exit 0
+    serve_port: int | None = None
+
+
+class Chaos:
+    def __init__(self, root: Path, seed: int, kinds: list[str], log: Callable[[str], None]):
+        self.root, self.rng, self.kinds, self.log = root, random.Random(seed), kinds, log
+        self.procs: list[Proc] = []
+        self.started = 0
+        self.kills = 0
+        self.pauses = 0
+        self.violations: list[str] = []
+        self.ledger = root / "ledger.txt"
+        self.payment = subprocess.Popen(
+            [sys.executable, "-c", PAYMENT_SERVER, str(self.ledger)], stdout=subprocess.PIPE,
+            stderr=(root / "payment-server.log").open("wb"))
+        assert self.payment.stdout is not None
+        self.pay_url = f"http://127.0.0.1:{int(self.payment.stdout.readline())}"
+        (root / "defs.ttl").write_text(DEFINITIONS.replace("PAY", self.pay_url))
+        self.oxigraph: subprocess.Popen[bytes] | None = None
+        self.redis: subprocess.Popen[bytes] | None = None
+        if "sparql" in kinds:
+            port = free_port()
+            ox = Path(sys.executable).parent / "oxigraph"
+            self.oxigraph = subprocess.Popen(
+                [str(ox if ox.exists() else "oxigraph"), "serve", "--location",
+                 str(root / "oxigraph-serve"), "--bind", f"127.0.0.1:{port}"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.sparql = f"http://127.0.0.1:{port}"
+            for _ in range(400):
+                with contextlib.suppress(httpx.HTTPError):
+                    httpx.get(self.sparql + "/query", params={"query": "ASK {}"}, timeout=1)
+                    break
+                time.sleep(0.05)
+            if shutil.which("redis-server"):
+                rport = free_port()
+                (root / "redis").mkdir()
+                self.redis = subprocess.Popen(
+                    ["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir",
+                     str(root / "redis"), "--appendonly", "yes", "--save", ""],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                self.broker = f"redis://127.0.0.1:{rport}/0"
+                time.sleep(0.3)
+
+    # -- processes ---------------------------------------------------------------------------
+
+    def fork(self, label: str, lane: Lane, body: Callable[[], int], env: dict[str, str],
+             kill_after: float | None, limit: float = 90) -> Proc:
+        """``body`` in a child process of its own group, stdout/stderr to a file in the lane's
+        folder; SIGKILLed ``kill_after`` seconds from now (None: left to finish)."""
+        self.started += 1
+        out = lane.folder / f"p{self.started:05d}-{label.split()[0]}.log"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child
+            rc = 99
+            try:
+                os.setpgid(0, 0)
+                fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.chdir(self.root)
+                os.environ.update(env)
+                os.environ["CHAOS_PID"] = str(os.getpid())
+                random.seed()
+                print(f"# {label}", flush=True)
+                rc = body()
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 2
+            except BaseException:
+                traceback.print_exc()
+                rc = 98
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(rc if isinstance(rc, int) else 97)
+        now = time.monotonic()
+        proc = Proc(pid, label, out, now, None if kill_after is None else now + kill_after,
+                    now + limit)
+        self.procs.append(proc)
+        return proc
+
+    def reap(self) -> list[Proc]:
+        """Processes that ended (or were killed now, their time come)."""
+        ended = []
+        now = time.monotonic()
+        if any(p.kill_on_call is not None and p.kill_at is None for p in self.procs):
+            pids = self.payment_state()["pids"]
+            for p in self.procs:
+                if p.kill_on_call is not None and p.kill_at is None and str(p.pid) in pids:
+                    p.kill_at = now + p.kill_on_call
+        for p in list(self.procs):
+            if p.wake_at is not None and now >= p.wake_at:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGCONT)
+                p.wake_at = None
+            if p.rc is None and ((p.kill_at is not None and now >= p.kill_at) or now > p.deadline):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.killed = True
+                self.kills += 1
+            got, status = os.waitpid(p.pid, os.WNOHANG)
+            if got:
+                p.rc = os.waitstatus_to_exitcode(status)
+                if p.killed or p.rc < 0:
+                    with contextlib.suppress(ProcessLookupError):  # what it started, too
+                        os.killpg(p.pid, signal.SIGKILL)
+                self.procs.remove(p)
+                ended.append(p)
+                text = p.out.read_text(errors="replace")
+                if "Traceback" in text and not p.killed:
+                    self.violations.append(f"traceback in {p.out}")
+                if p.rc in (97, 98, 99):
+                    self.violations.append(f"chaos child failed: {p.out}")
+        return ended
+
+    def wait_all(self, kill: bool = False) -> list[Proc]:
+        ended = []
+        if kill:
+            for p in self.procs:
+                p.kill_at = time.monotonic()
+        while self.procs:
+            ended += self.reap()
+            time.sleep(0.02)
+        return ended
+
+    def cli(self, lane: Lane, *args: str, env: dict[str, str] | None = None,
+            kill_after: float | None = None, label: str | None = None) -> Proc:
+        argv = [str(a) for a in args]
+        return self.fork(label or " ".join(argv[:3]), lane, lambda: horismos_main(argv),
+                         self.env(lane, env), kill_after)
+
+    def run_now(self, lane: Lane, *args: str) -> tuple[int, str]:
+        """A settling command, run to its end (no kill)."""
+        p = self.cli(lane, *args)
+        while p.rc is None:
+            self.reap()
+            time.sleep(0.02)
+        return p.rc, p.out.read_text(errors="replace")
+
+    def env(self, lane: Lane, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {"HORISMOS_LOCK_WAIT": "8", "HORISMOS_LEASE": "2"}
+        env.update(extra or {})
+        return env
+
+    # -- the world ---------------------------------------------------------------------------
+
+    def new_lane(self, kind: str, n: int) -> Lane:
+        folder = self.root / f"r{n:04d}-{kind}"
+        folder.mkdir()
+        orders = [f"{NS}o{n}{kind[0]}_{k}" for k in range(3)]  # the ledger is shared
+        transfers = [f"{NS}x{n}{kind[0]}_{k}" for k in range(2)]
+        world = PREFIXES + "".join(f"<{o}> a :Order .\n" for o in orders) + "".join(
+            f"<{x}> a :Transfer .\n" for x in transfers)
+        (folder / "world.ttl").write_text(world)
+        if kind == "sparql":
+            store = f"sparql:{self.sparql}"
+            httpx.post(self.sparql + "/update", content=b"CLEAR ALL",
+                       headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+        else:
+            store = f"{kind}:{folder / 'store'}"
+        lane = Lane(kind, store, folder, orders, transfers)
+        rc, out = self.run_now(lane, "load", str(folder / "world.ttl"), "--store", store)
+        if rc != 0:
+            raise RuntimeError(f"load failed: {out}")
+        return lane
+
+    def payment_state(self) -> dict[str, Any]:
+        return dict(httpx.get(self.pay_url + "/state", timeout=10).json())
+
+    def instances(self, lane: Lane) -> list[dict[str, Any]] | None:
+        rc, out = self.run_now(lane, "instances", "defs.ttl", "--store", lane.store,
+                               "--format", "json")
+        if rc != 0:
+            self.violations.append(f"{lane.kind}: instances exit {rc}: {out[-800:]}")
+            return None
+        return list(json.loads(out[out.index("\n") + 1:]))
+
+    def world_refs(self, lane: Lane) -> dict[str, list[str]]:
+        """Subject → its :paymentRef / :transferRef values, read by a child of its own."""
+        dump = lane.folder / f"refs-{self.started}.json"
+
+        def body() -> int:
+            from horismos import World
+            world = World.open(lane.store)
+            try:
+                q = ("SELECT ?s ?v WHERE { GRAPH ?g { { ?s <" + NS + "paymentRef> ?v } UNION "
+                     "{ ?s <" + NS + "transferRef> ?v } } }")
+                rows = [(str(r["s"]), str(r["v"])) for r in world.store.select(q, {}, {})]
+            finally:
+                with contextlib.suppress(Exception):
+                    world.store.close()
+            dump.write_text(json.dumps(rows))
+            return 0
+
+        p = self.fork("refs", lane, body, self.env(lane), None)
+        while p.rc is None:
+            self.reap()
+            time.sleep(0.02)
+        if p.rc != 0:
+            self.violations.append(f"{lane.kind}: world did not open: {p.out}")
+            return {}
+        refs: dict[str, list[str]] = {}
+        for s, v in json.loads(dump.read_text()):
+            refs.setdefault(s, []).append(v)
+        return refs
+
+    # -- the chaos ---------------------------------------------------------------------------
+
+    def action(self, lane: Lane) -> None:
+        rng = self.rng
+        dice = rng.random()
+        kill = rng.uniform(0.05, 5.0) if dice < 0.35 else None
+        on_call = rng.uniform(0, 0.6) if 0.35 <= dice < 0.7 else None
+        before = len(self.procs)
+        order, transfer = rng.choice(lane.orders), rng.choice(lane.transfers)
+        s = ("--store", lane.store)
+        choices = ["run", "run", "noagain", "all", "move", "resume", "resume", "wake", "call",
+                   "approve", "approve", "reconcile", "serve", "burst"]
+        if lane.kind == "sparql":
+            choices += ["pause", "pause"]
+            if self.redis is not None:
+                choices += ["worker", "submit"]
+        what = rng.choice(choices)
+        if what == "pause":  # a machine asleep, a VM paused: past the lease (2 s) or not
+            awake = [p for p in self.procs if p.wake_at is None and not p.label.startswith(
+                ("serve", "worker"))]
+            if awake:
+                p = rng.choice(awake)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGSTOP)
+                p.wake_at = time.monotonic() + rng.uniform(0.5, 4.5)
+                self.pauses += 1
+            return
+        if what == "burst":  # one event delivered to several processes at once
+            for _ in range(rng.randint(2, 3)):
+                flags = rng.choice([[], ["--no-again"]])
+                self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", *flags, "--focus",
+                         order, *s, kill_after=kill if rng.random() < 0.5 else None)
+        elif what == "run":
+            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--focus", order, *s,
+                     kill_after=kill)
+        elif what == "noagain":
+            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--no-again", "--focus",
+                     order, *s, kill_after=kill)
+        elif what == "all":
+            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--all", *s, kill_after=kill)
+        elif what == "move":
+            self.cli(lane, "run", "defs.ttl", "--workflow", ":Move", "--focus", transfer, *s,
+                     kill_after=kill)
+        elif what == "wake":
+            self.cli(lane, "wake", "defs.ttl", *s, kill_after=kill)
+        elif what == "call":
+            self.cli(lane, "tools", "call", "t.charge", "defs.ttl", *s, "--args",
+                     json.dumps({"order": order}), kill_after=kill)
+        elif what == "resume":
+            self.fork("resume", lane, lambda: self._resume_one(lane), self.env(lane), kill)
+        elif what == "approve":
+            if not lane.approvals:
+                self.cli(lane, "run", "defs.ttl", "--workflow", ":Move", "--focus", transfer,
+                         *s, kill_after=kill)
+            else:
+                iid, fp = rng.choice(lane.approvals)
+                p = self.cli(lane, "approve", "defs.ttl", *s, "--instance", iid,
+                             "--fingerprint", fp, "--operator", "chaos", kill_after=kill,
+                             label=f"approve {fp}")
+                p.label = f"approve {fp}"
+        elif what == "reconcile":
+            self.fork("reconcile", lane, lambda: self._operator(lane, one=True),
+                      self.env(lane), kill)
+        elif what == "serve":
+            self.serve(lane, kill)
+        elif what == "worker":
+            self.cli(lane, "worker", "defs.ttl", *s, "--broker", self.broker, "--concurrency",
+                     str(rng.choice([1, 2])), "--visibility-timeout", "3", "-v",
+                     kill_after=kill if kill is not None else rng.uniform(3, 9))
+        elif what == "submit":
+            target = ["--all"] if rng.random() < 0.4 else ["--focus", order]
+            self.cli(lane, "submit", "defs.ttl", *s, "--broker", self.broker, "--workflow",
+                     ":Pay", *target, kill_after=kill)
+        for p in self.procs[before:]:
+            if p.kill_at is None and on_call is not None:
+                p.kill_on_call = on_call
+
+    def serve(self, lane: Lane, kill: float | None) -> None:
+        port = free_port()
+        life = (kill + 2) * 2 if kill is not None else self.rng.uniform(6, 14)
+        self.cli(lane, "serve", "defs.ttl", "--store", lane.store, "--run-workflow",
+                 "--transport", "http", "--port", str(port), kill_after=life,
+                 label="serve http")
+        for _ in range(self.rng.choice([1, 2])):
+            focus = self.rng.choice(lane.orders + lane.transfers)
+            again = self.rng.random() < 0.3
+            self.fork("client", lane, lambda f=focus, a=again: _ask_run_workflow(port, f, a),
+                      self.env(lane), self.rng.uniform(0.5, 8) if self.rng.random() < 0.3
+                      else None)
+
+    def _resume_one(self, lane: Lane) -> int:
+        from horismos import World
+        world = World.open(lane.store)
+        try:
+            found = [i for i in world.instances() if i.status in ("running", "waiting")]
+        finally:
+            with contextlib.suppress(Exception):
+                world.store.close()
+        if not found:
+            return 0
+        inst = random.choice(found)
+        return horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
+                              str(inst.instance)])
+
+    def _operator(self, lane: Lane, one: bool) -> int:
+        """Clear calls in doubt as a careful operator does: ask the payment server what it
+        did (with nothing in flight), give that verdict, then land the charge it made or
+        make the one it did not."""
+        rows = self.instances_direct(lane)
+        doubts = [(r, d) for r in rows for d in ([r["in_doubt"]] if r.get("in_doubt") else [])]
+        if one and doubts:
+            doubts = [random.choice(doubts)]
+        for row, _doubt in doubts:
+            for _ in range(400):
+                st = self.payment_state()
+                if st["inflight"] == 0:
+                    break
+                time.sleep(0.05)
+            else:
+                print("payment server busy for ever")
+                return 3
+            focus = row["focus"]
+            is_order = "#o" in focus
+            tool, arg, prop = (("t.charge", "order", "paymentRef") if is_order
+                               else ("t.transfer", "transfer", "transferRef"))
+            kind = "charge" if is_order else "transfer"
+            made = [ln.split()[2] for ln in st["ledger"] if ln.split()[:2] == [kind, focus]]
+            print(f"doubt on {focus}: ledger says {made}", flush=True)
+            rc = horismos_main(["tools", "reconcile", tool, "defs.ttl", "--store", lane.store,
+                                "--args", json.dumps({arg: focus}), "--operator", "chaos",
+                                "--verdict", "acted" if made else "not-acted"])
+            print(f"reconcile -> {rc}", flush=True)
+            if rc != 0:
+                continue
+            if made and row["status"] == "waiting":
+                rc = horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
+                                    row["instance"], "--facts",
+                                    f'<{focus}> <{NS}{prop}> "{made[0]}" .'])
+                print(f"resume with facts -> {rc}", flush=True)
+        return 0
+
+    def instances_direct(self, lane: Lane) -> list[dict[str, Any]]:
+        """``instances --format json`` in this (child) process."""
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            horismos_main(["instances", "defs.ttl", "--store", lane.store, "--format", "json"])
+        return list(json.loads(buf.getvalue() or "[]"))
+
+    def harvest(self, lane: Lane, ended: list[Proc]) -> None:
+        """Learn what the ended processes printed: approval requests, and approvals given."""
+        for p in ended:
+            text = p.out.read_text(errors="replace")
+            for m in re.finditer(r"--instance (urn:horismos:instance:\S+) --fingerprint (\w+)",
+                                 text):
+                if (m[1], m[2]) not in lane.approvals:
+                    lane.approvals.append((m[1], m[2]))
+            if p.label.startswith("approve ") and p.rc == 0:
+                lane.approved[p.label.split()[1]] += 1
+                # the approval used by other processes: one or two resumes at once, maybe killed
+                iid = next(i for i, f in lane.approvals if f == p.label.split()[1])
+                for _ in range(self.rng.randint(1, 2)):
+                    self.cli(lane, "resume", "defs.ttl", "--store", lane.store, "--instance",
+                             iid, kill_after=self.rng.uniform(0.05, 4)
+                             if self.rng.random() < 0.4 else None)
+
+    def chaos(self, lane: Lane, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        width = self.rng.randint(2, 4)
+        while time.monotonic() < end:
+            self.harvest(lane, self.reap())
+            if len(self.procs) < width:
+                self.action(lane)
+                time.sleep(self.rng.uniform(0, 0.6))
+            time.sleep(0.05)
+        self.harvest(lane, self.wait_all())
+        while self.procs:  # the resumes an approval given last started
+            self.harvest(lane, self.wait_all())
+
+    # -- settling and checking ---------------------------------------------------------------
+
+    def settle_and_check(self, lane: Lane, n: int) -> list[str]:
+        found: list[str] = []
+        if lane.kind == "sparql":
+            time.sleep(2.5)  # the killed processes' leases run out
+        rows = self.instances(lane)
+        if rows is None:
+            return [f"{lane.kind}: world does not open"]
+        for r in rows:
+            if r["status"] == "running":  # what `instances` tells the operator to do
+                again = (("run", "defs.ttl", "--workflow", r["workflow"], "--focus", r["focus"])
+                         if lane.kind == "sparql" else
+                         ("resume", "defs.ttl", "--instance", r["instance"]))
+                rc, out = self.run_now(lane, *again, "--store", lane.store)
+                if rc not in (0, 1, 3, 4):
+                    found.append(f"resume of running {r['instance']} exit {rc}: {out[-600:]}")
+        rows = self.instances(lane) or []
+        for r in rows:
+            if r["status"] == "running":
+                found.append(f"instance {r['instance']} still running after resume: {r}")
+        st = self.payment_state()
+        lines = [ln.split() for ln in st["ledger"]]
+        mine = [ln for ln in lines if ln[1] in lane.orders or ln[1] in lane.transfers]
+        per = Counter((ln[0], ln[1]) for ln in mine)
+        for (kind, subject), c in per.items():
+            if c > 1:
+                found.append(f"{kind} {subject} made {c} times: "
+                             f"{[ln for ln in mine if ln[1] == subject]}")
+        refs = self.world_refs(lane)
+        doubted = {r["focus"] for r in rows if r.get("in_doubt")}
+        for ln in mine:
+            kind, subject, ref = ln[0], ln[1], ln[2]
+            if ref in refs.get(subject, []):
+                continue
+            if subject in doubted:
+                continue
+            found.append(f"{kind} {subject} ({ref}) neither landed (world has "
+                         f"{refs.get(subject)}) nor held in doubt")
+        made = {(ln[1]) for ln in mine}
+        for subject, vals in refs.items():
+            if subject not in made:
+                found.append(f"{subject} holds {vals} but the server made nothing for it")
+        transfers = Counter(ln[1] for ln in mine if ln[0] == "transfer")
+        if sum(transfers.values()) > sum(lane.approved.values()):
+            found.append(f"{sum(transfers.values())} transfers for "
+                         f"{sum(lane.approved.values())} approvals given")
+        # the operator settles every doubt; nothing more may be charged twice
+        p = self.fork("operator", lane, lambda: self._operator(lane, one=False),
+                      self.env(lane), None)
+        while p.rc is None:
+            self.reap()
+            time.sleep(0.02)
+        self.run_now(lane, "run", "defs.ttl", "--workflow", ":Pay", "--all", "--store",
+                     lane.store)
+        self.run_now(lane, "wake", "defs.ttl", "--store", lane.store)
+        st = self.payment_state()
+        mine = [ln.split() for ln in st["ledger"]]
+        mine = [ln for ln in mine if ln[1] in lane.orders or ln[1] in lane.transfers]
+        for (kind, subject), c in Counter((ln[0], ln[1]) for ln in mine).items():
+            if c > 1 and per[(kind, subject)] <= 1:
+                found.append(f"after settling: {kind} {subject} made {c} times")
+        refs = self.world_refs(lane)
+        for o in lane.orders:
+            charged = [ln[2] for ln in mine if ln[:2] == ["charge", o]]
+            if charged and not set(charged) & set(refs.get(o, [])):
+                found.append(f"after settling: {o} charged {charged}, world has {refs.get(o)}")
+        return [f"round {n} {lane.kind}: {v}" for v in found]
+
+    def close(self) -> None:
+        self.wait_all(kill=True)
+        for p in (self.payment, self.oxigraph, self.redis):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+def _ask_run_workflow(port: int, focus: str, again: bool) -> int:
+    """An agent asking ``run_workflow`` over streamable HTTP, waiting for the server first."""
+    import asyncio
+
+    from mcp import Client
+
+    async def ask() -> None:
+        async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
+            flow = "Pay" if "#o" in focus else "Move"
+            args: dict[str, Any] = {"workflow": NS + flow, "focus": focus}
+            if again:
+                args["again"] = True
+            res = await client.call_tool("run_workflow", args)
+            print(json.dumps(res.structured_content)[:2000])
+
+    for _ in range(600):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        print("server never listened")
+        return 0
+    try:
+        asyncio.run(ask())
+    except BaseException as e:  # the server killed under it: what an agent sees
+        print(f"client: {type(e).__name__}: {e}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=8)
+    ap.add_argument("--stores", nargs="+", default=["oxigraph", "journal", "sparql"],
+                    choices=["oxigraph", "journal", "sparql"])
+    ap.add_argument("--seconds", type=float, default=8, help="chaos time a round")
+    ap.add_argument("--keep", type=Path, help="keep the logs and stores here")
+    a = ap.parse_args()
+    # stopped by a signal (a background job ignores Ctrl-C's), it still ends what it started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    root = Path(tempfile.mkdtemp(prefix="chaos-once-", dir=a.keep))
+    chaos = Chaos(root, a.seed, a.stores, print)
+    total: list[str] = []
+    try:
+        for n in range(a.rounds):
+            for kind in a.stores:
+                lane = chaos.new_lane(kind, n)
+                chaos.chaos(lane, a.seconds)
+                found = chaos.settle_and_check(lane, n) + [
+                    f"round {n} {kind}: {v}" for v in chaos.violations]
+                chaos.violations.clear()
+                total += found
+                print(f"round {n} {kind}: " + ("ok" if not found else
+                      f"{len(found)} violation(s), see {lane.folder}"), flush=True)
+                for v in found:
+                    print("   ", v, flush=True)
+    finally:
+        chaos.close()
+    print(f"{a.rounds} rounds x {len(a.stores)} stores, {chaos.started} processes, "
+          f"{chaos.kills} killed, {chaos.pauses} paused, {len(total)} violations; "
+          f"logs in {root}")
+    if not total and a.keep is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
