@@ -222,6 +222,7 @@ class Chaos:
         self.started = 0
         self.kills = 0
         self.pauses = 0
+        self.held: set[str] = set()  # the subjects of every call held in doubt (world_refs)
         self.violations: list[str] = []
         self.ledger = root / "ledger.txt"
         self.payment = subprocess.Popen(
@@ -399,15 +400,19 @@ class Chaos:
 
         def body() -> int:
             from horismos import World
+            from horismos._held_doubts import held_doubts
             world = World.open(lane.store)
             try:
+                # every call held in doubt, a catalog call's too (no process runs now: alone)
+                held = [str(v).strip("<>") for ds in held_doubts(world.store, alone=True).values()
+                        for d in ds for c in json.loads(d.args) for v in c.values()]
                 q = ("SELECT ?s ?v WHERE { GRAPH ?g { { ?s <" + NS + "paymentRef> ?v } UNION "
                      "{ ?s <" + NS + "transferRef> ?v } } }")
                 rows = [(str(r["s"]), str(r["v"])) for r in world.store.select(q, {}, {})]
             finally:
                 with contextlib.suppress(Exception):
                     world.store.close()
-            dump.write_text(json.dumps(rows))
+            dump.write_text(json.dumps({"rows": rows, "held": held}))
             return 0
 
         p = self.fork("refs", lane, body, self.env(lane), None)
@@ -418,8 +423,10 @@ class Chaos:
             self.violations.append(f"{lane.kind}: world did not open: {p.out}")
             return {}
         refs: dict[str, list[str]] = {}
-        for s, v in json.loads(dump.read_text()):
+        got = json.loads(dump.read_text())
+        for s, v in got["rows"]:
             refs.setdefault(s, []).append(v)
+        self.held = set(got["held"])
         return refs
 
     # -- the chaos ---------------------------------------------------------------------------
@@ -527,14 +534,21 @@ class Chaos:
                               str(inst.instance)])
 
     def _operator(self, lane: Lane, one: bool) -> int:
-        """Clear calls in doubt as a careful operator does: ask the payment server what it
-        did (with nothing in flight), give that verdict, then land the charge it made or
-        make the one it did not."""
+        """Settle calls in doubt as a careful operator does: ask the payment server what it
+        did (with nothing in flight); what it made is recorded in the world first (the
+        instance resumed with it, or loaded), then the call is cleared with that verdict, so
+        nothing can charge in between; what it did not make is cleared ``not-acted``.
+        ``one``: a random one of the instances' doubts, while other processes run; else every
+        doubt, a catalog call's too (nothing else runs then)."""
         rows = self.instances_direct(lane)
-        doubts = [(r, d) for r in rows for d in ([r["in_doubt"]] if r.get("in_doubt") else [])]
+        doubts: list[tuple[str, dict[str, Any] | None]] = [
+            (r["focus"], r) for r in rows if r.get("in_doubt")]
         if one and doubts:
             doubts = [random.choice(doubts)]
-        for row, _doubt in doubts:
+        elif not one:
+            seen = {f for f, _ in doubts}
+            doubts += [(f, None) for f in sorted(_held_subjects(lane.store) - seen)]
+        for focus, row in doubts:
             for _ in range(400):
                 st = self.payment_state()
                 if st["inflight"] == 0:
@@ -543,24 +557,27 @@ class Chaos:
             else:
                 print("payment server busy for ever")
                 return 3
-            focus = row["focus"]
             is_order = "#o" in focus
             tool, arg, prop = (("t.charge", "order", "paymentRef") if is_order
                                else ("t.transfer", "transfer", "transferRef"))
             kind = "charge" if is_order else "transfer"
             made = [ln.split()[2] for ln in st["ledger"] if ln.split()[:2] == [kind, focus]]
-            print(f"doubt on {focus}: ledger says {made}", flush=True)
+            print(f"doubt on {focus} ({'instance' if row else 'catalog call'}): "
+                  f"ledger says {made}", flush=True)
+            fact = f'<{focus}> <{NS}{prop}> "{made[0]}" .' if made else ""
+            if made and row is not None and row["status"] == "waiting":
+                rc = horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
+                                    row["instance"], "--facts", fact])
+                print(f"resume with facts -> {rc}", flush=True)
+            elif made:
+                facts = lane.folder / f"fact-{os.getpid()}.ttl"
+                facts.write_text(fact + "\n")
+                rc = horismos_main(["load", str(facts), "--store", lane.store])
+                print(f"load fact -> {rc}", flush=True)
             rc = horismos_main(["tools", "reconcile", tool, "defs.ttl", "--store", lane.store,
                                 "--args", json.dumps({arg: focus}), "--operator", "chaos",
                                 "--verdict", "acted" if made else "not-acted"])
             print(f"reconcile -> {rc}", flush=True)
-            if rc != 0:
-                continue
-            if made and row["status"] == "waiting":
-                rc = horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
-                                    row["instance"], "--facts",
-                                    f'<{focus}> <{NS}{prop}> "{made[0]}" .'])
-                print(f"resume with facts -> {rc}", flush=True)
         return 0
 
     def instances_direct(self, lane: Lane) -> list[dict[str, Any]]:
@@ -631,7 +648,7 @@ class Chaos:
                 found.append(f"{kind} {subject} made {c} times: "
                              f"{[ln for ln in mine if ln[1] == subject]}")
         refs = self.world_refs(lane)
-        doubted = {r["focus"] for r in rows if r.get("in_doubt")}
+        doubted = {r["focus"] for r in rows if r.get("in_doubt")} | self.held
         for ln in mine:
             kind, subject, ref = ln[0], ln[1], ln[2]
             if ref in refs.get(subject, []):
@@ -676,6 +693,20 @@ class Chaos:
             if p is not None:
                 p.kill()
                 p.wait()
+
+
+def _held_subjects(store: str) -> set[str]:
+    """The subjects of every call held in doubt in ``store``, a catalog call's too, read when
+    no other process runs (``alone``: one marked being made was killed mid-call)."""
+    from horismos import World
+    from horismos._held_doubts import held_doubts
+    world = World.open(store)
+    try:
+        return {str(v).strip("<>") for ds in held_doubts(world.store, alone=True).values()
+                for d in ds for c in json.loads(d.args) for v in c.values()}
+    finally:
+        with contextlib.suppress(Exception):
+            world.store.close()
 
 
 def _ask_run_workflow(port: int, focus: str, again: bool) -> int:
