@@ -14,12 +14,15 @@ seeded RNG, keeps 2–4 OS processes going on overlapping foci: ``run --focus``,
 --no-again --focus``, ``run --all``, ``resume``, ``wake``, ``tools call``, ``approve`` (of a
 fingerprint some other process's run printed), ``tools reconcile`` by an "operator" who asks
 the payment server the truth first, ``serve --run-workflow`` with one or two MCP clients
-asking ``run_workflow`` at once (with ``"again": true`` sometimes), and on ``sparql:``
-``horismos worker`` processes fed by ``horismos submit`` over a real ``redis-server``. Each
-process is forked from this one (which imported horismos once: a real process, cheap to
-start) and is ``kill -9``-ed, with its process group, at a random moment or left to finish.
-On ``oxigraph:``/``journal:`` the processes queue for the store's lock
-(``HORISMOS_LOCK_WAIT``).
+asking ``run_workflow`` at once (with ``"again": true`` sometimes), one event delivered to
+two or three ``run --focus`` at once, one or two ``resume`` at once of each instance an
+approval was given for, and on ``sparql:`` ``horismos worker`` processes fed by ``horismos
+submit`` over a real ``redis-server`` and processes paused (``SIGSTOP``) for 0.5–4.5 s, past
+their lease (``HORISMOS_LEASE=2``) or not. Each process is forked from this one (which
+imported horismos once: a real process, cheap to start) and is ``kill -9``-ed, with its
+process group, at a random moment, a random moment after its first request reached the
+payment server, or left to finish. On ``oxigraph:``/``journal:`` the processes queue for the
+store's lock (``HORISMOS_LOCK_WAIT``).
 
 After the chaos the round settles as the docs tell an operator: every instance left running
 is continued (``resume``; on ``sparql:`` after ``HORISMOS_LEASE`` ran out), then checked:
@@ -32,8 +35,12 @@ is continued (``resume``; on ``sparql:`` after ``HORISMOS_LEASE`` ran out), then
 * no transfer without an approval for it, none used twice (one transfer per subject);
 * the world opens (``instances`` exits 0).
 
-Then the operator settles every call in doubt (``tools reconcile`` with the true verdict, the
-charge recorded or made by a ``tools call``, ``wake``), and the ledger is checked again.
+Then the operator settles every call in doubt, a catalog call's too: what the server made is
+recorded in the world first (the waiting instance resumed with it, or loaded), then the call
+is cleared with the true verdict (``tools reconcile --verdict``); a ``run --all`` and a
+``wake`` follow, and the ledger is checked again: nothing charged twice, every charge landed.
+The "operator" also clears one doubt at random during the chaos, once the payment server has
+nothing in flight, as a person who checked would.
 
 Prints one line per round (``round N store: ok`` or the violations, with the log folder kept)
 and a summary: rounds, processes started, kills, violations. Exit 1 when any was found.

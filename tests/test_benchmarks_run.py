@@ -13,7 +13,7 @@ Left out: ``bench_peers`` (LangGraph, the ``bench`` extra; its Horismos side run
 ``bench_apply``, ``bench_trace`` and others), ``bench_distributed`` (a Redis broker),
 ``bench_viewer`` (a browser), ``bench_sparql`` and ``bench_stores`` (servers of their own),
 ``bench_lanes``, ``bench_startup`` and ``bench_individuals`` (tens of seconds even at their
-smallest).
+smallest), ``chaos_once`` (servers of its own, twenty seconds a store a round).
 """
 
 from __future__ import annotations
