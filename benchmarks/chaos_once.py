@@ -350,10 +350,11 @@ class Chaos:
         return ended
 
     def cli(self, lane: Lane, *args: str, env: dict[str, str] | None = None,
-            kill_after: float | None = None, label: str | None = None) -> Proc:
+            kill_after: float | None = None, label: str | None = None,
+            limit: float = 90) -> Proc:
         argv = [str(a) for a in args]
         return self.fork(label or " ".join(argv[:3]), lane, lambda: horismos_main(argv),
-                         self.env(lane, env), kill_after)
+                         self.env(lane, env), kill_after, limit)
 
     def run_now(self, lane: Lane, *args: str) -> tuple[int, str]:
         """A settling command, run to its end (no kill)."""
@@ -502,9 +503,13 @@ class Chaos:
         elif what == "serve":
             self.serve(lane, kill)
         elif what == "worker":
+            # a long-lived process: killed at a random moment, or once a call of its reached
+            # the payment server (else at the end of its life), or at the end of its life
+            life = rng.uniform(3, 9)
             self.cli(lane, "worker", "defs.ttl", *s, "--broker", self.broker, "--concurrency",
                      str(rng.choice([1, 2])), "--visibility-timeout", "3", "-v",
-                     kill_after=kill if kill is not None else rng.uniform(3, 9))
+                     kill_after=kill if kill is not None or on_call is None else None,
+                     limit=life)
         elif what == "submit":
             target = ["--all"] if rng.random() < 0.4 else ["--focus", order]
             self.cli(lane, "submit", "defs.ttl", *s, "--broker", self.broker, "--workflow",
@@ -516,9 +521,10 @@ class Chaos:
     def serve(self, lane: Lane, kill: float | None) -> None:
         port = free_port()
         life = (kill + 2) * 2 if kill is not None else self.rng.uniform(6, 14)
+        # killed at the end of its life, or before once a call of its reached the server
+        # (the caller sets kill_on_call on it, as on every process it started)
         self.cli(lane, "serve", "defs.ttl", "--store", lane.store, "--run-workflow",
-                 "--transport", "http", "--port", str(port), kill_after=life,
-                 label="serve http")
+                 "--transport", "http", "--port", str(port), label="serve http", limit=life)
         for _ in range(self.rng.choice([1, 2])):
             focus = self.rng.choice(lane.orders + lane.transfers)
             again = self.rng.random() < 0.3
