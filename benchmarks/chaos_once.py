@@ -414,8 +414,9 @@ class Chaos:
                 # every call held in doubt, a catalog call's too (no process runs now: alone)
                 held = [str(v).strip("<>") for ds in held_doubts(world.store, alone=True).values()
                         for d in ds for c in json.loads(d.args) for v in c.values()]
-                q = ("SELECT ?s ?v WHERE { GRAPH ?g { { ?s <" + NS + "paymentRef> ?v } UNION "
-                     "{ ?s <" + NS + "transferRef> ?v } } }")
+                one = ("{ ?s <" + NS + "paymentRef> ?v } UNION "
+                       "{ ?s <" + NS + "transferRef> ?v }")  # in a graph, or loaded by hand
+                q = f"SELECT ?s ?v WHERE {{ {{ GRAPH ?g {{ {one} }} }} UNION {one} }}"
                 rows = [(str(r["s"]), str(r["v"])) for r in world.store.select(q, {}, {})]
             finally:
                 with contextlib.suppress(Exception):
