@@ -381,6 +381,9 @@ class Chaos:
         (folder / "world.ttl").write_text(world)
         if kind == "sparql":
             store = f"sparql:{self.sparql}"
+            if self.redis is not None and shutil.which("redis-cli"):  # no task of a round before
+                subprocess.run(["redis-cli", "-u", self.broker, "FLUSHDB"], check=False,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             httpx.post(self.sparql + "/update", content=b"CLEAR ALL",
                        headers={"Content-Type": "application/sparql-update"}).raise_for_status()
         else:
@@ -453,7 +456,7 @@ class Chaos:
         if lane.kind == "sparql":
             choices += ["pause", "pause"]
             if self.redis is not None:
-                choices += ["worker", "submit"]
+                choices += ["worker", "worker", "submit", "submit"]
         what = rng.choice(choices)
         if what == "pause":  # a machine asleep, a VM paused: past the lease (2 s) or not
             awake = [p for p in self.procs if p.wake_at is None and not p.label.startswith(
