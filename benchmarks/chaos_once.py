@@ -204,6 +204,7 @@ class Proc:
     deadline: float
     kill_on_call: float | None = None  # seconds after its first tool request reaches the server
     wake_at: float | None = None  # paused (SIGSTOP) until then
+    pause_at: int = 0  # stops itself after this commit (CHAOS_PAUSE_AT), 0: never
     rc: int | None = None
     killed: bool = False
 
@@ -286,6 +287,8 @@ class Chaos:
                 os.chdir(self.root)
                 os.environ.update(env)
                 os.environ["CHAOS_PID"] = str(os.getpid())
+                if os.environ.get("CHAOS_PAUSE_AT"):
+                    _pause_at(int(os.environ["CHAOS_PAUSE_AT"]))
                 random.seed()
                 print(f"# {label}", flush=True)
                 rc = body()
@@ -315,6 +318,10 @@ class Chaos:
                 if p.kill_on_call is not None and p.kill_at is None and str(p.pid) in pids:
                     p.kill_at = now + p.kill_on_call
         for p in list(self.procs):
+            if p.pause_at and p.wake_at is None and _stopped(p.pid):  # stopped itself
+                p.wake_at = now + self.rng.uniform(0.5, 4.5)
+                p.pause_at = 0
+                self.pauses += 1
             if p.wake_at is not None and now >= p.wake_at:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGCONT)
@@ -351,14 +358,20 @@ class Chaos:
 
     def cli(self, lane: Lane, *args: str, env: dict[str, str] | None = None,
             kill_after: float | None = None, label: str | None = None,
-            limit: float = 90) -> Proc:
+            limit: float = 90, pausable: bool = True) -> Proc:
         argv = [str(a) for a in args]
-        return self.fork(label or " ".join(argv[:3]), lane, lambda: horismos_main(argv),
-                         self.env(lane, env), kill_after, limit)
+        chance = 0.2 if pausable and lane.kind == "sparql" else 0
+        pause = self.rng.randint(1, 3) if self.rng.random() < chance else 0
+        # at a commit boundary: just after an intent, say
+        extra = {**(env or {}), **({"CHAOS_PAUSE_AT": str(pause)} if pause else {})}
+        proc = self.fork(label or " ".join(argv[:3]), lane, lambda: horismos_main(argv),
+                         self.env(lane, extra), kill_after, limit)
+        proc.pause_at = pause
+        return proc
 
     def run_now(self, lane: Lane, *args: str) -> tuple[int, str]:
-        """A settling command, run to its end (no kill)."""
-        p = self.cli(lane, *args)
+        """A settling command, run to its end (no kill, no pause)."""
+        p = self.cli(lane, *args, pausable=False)
         while p.rc is None:
             self.reap()
             time.sleep(0.02)
@@ -710,6 +723,32 @@ class Chaos:
             if p is not None:
                 p.kill()
                 p.wait()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (Linux's /proc; elsewhere never seen so)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
+
+
+def _pause_at(nth: int) -> None:
+    """Stop this process (SIGSTOP) just after its ``nth`` commit on ``sparql:`` landed, as a
+    machine put to sleep there would be; the chaos wakes it (SIGCONT) a while later."""
+    from horismos._stores.sparql import SparqlStore
+
+    applied = [0]
+    apply = SparqlStore.apply
+
+    def paused(self: Any, change: Any) -> Any:
+        digest = apply(self, change)
+        applied[0] += 1
+        if applied[0] == nth:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return digest
+
+    SparqlStore.apply = paused  # type: ignore[method-assign]
 
 
 def _held_subjects(store: str) -> set[str]:
