@@ -353,8 +353,9 @@ def prepare(
         if world.store.shared:
             raise UsageError(
                 f"instance {iid} is running, and on a shared store another "
-                "process may be driving it; `run --all` workers continue an "
-                "instance whose worker's lease ran out"
+                "process may be driving it; once none is (its lease ran out: "
+                f"`horismos instances` lists it interrupted), `horismos run … --focus "
+                f"{defs.name(stored.focus)}` continues it, as `run --all` workers do"
             )
         return Waiting(stored, step, [])
     if stored.status == "blocked":

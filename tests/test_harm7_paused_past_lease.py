@@ -136,6 +136,13 @@ def test_a_run_paused_past_its_lease_does_not_charge_after_the_operator_did(shop
         cwd, "run", "pay.ttl", "--tools", "payments.py", "--store", store, "--focus", ":o1")
     try:
         lapsed(cwd, store)
+        # resume says what continues it (it named only `run --all` workers)
+        resumed = cli(cwd, "resume", "pay.ttl", "--tools", "payments.py", "--store", store,
+                      "--instance", json.loads(cli(cwd, "instances", "pay.ttl", "--store",
+                                                   store, "--format", "json").stdout)[0]
+                      ["instance"])
+        assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+        assert "`horismos run … --focus :o1` continues it" in resumed.stderr, resumed.stderr
         # another process takes the focus over: the call announced is held in doubt
         taken = cli(cwd, "run", "pay.ttl", "--tools", "payments.py", "--store", store,
                     "--focus", ":o1")
