@@ -18,11 +18,12 @@ asking ``run_workflow`` at once (with ``"again": true`` sometimes), one event de
 two or three ``run --focus`` at once, one or two ``resume`` at once of each instance an
 approval was given for, and on ``sparql:`` ``horismos worker`` processes fed by ``horismos
 submit`` over a real ``redis-server`` and processes paused (``SIGSTOP``) for 0.5–4.5 s, past
-their lease (``HORISMOS_LEASE=2``) or not. Each process is forked from this one (which
-imported horismos once: a real process, cheap to start) and is ``kill -9``-ed, with its
-process group, at a random moment, a random moment after its first request reached the
-payment server, or left to finish. On ``oxigraph:``/``journal:`` the processes queue for the
-store's lock (``HORISMOS_LOCK_WAIT``).
+their lease (``HORISMOS_LEASE=2``) or not: at a random moment, or (one in five) just after
+one of their first three commits, where an intent has just landed. Each process is forked
+from this one (which imported horismos once: a real process, cheap to start) and is
+``kill -9``-ed, with its process group, at a random moment, a random moment after its first
+request reached the payment server, or left to finish. On ``oxigraph:``/``journal:`` the
+processes queue for the store's lock (``HORISMOS_LOCK_WAIT``).
 
 After the chaos the round settles as the docs tell an operator: every instance left running
 is continued (``resume``; on ``sparql:`` after ``HORISMOS_LEASE`` ran out), then checked:
