@@ -568,7 +568,8 @@ class Chaos:
         """Settle calls in doubt as a careful operator does: ask the payment server what it
         did (with nothing in flight); what it made is recorded in the world first (the
         instance resumed with it, or loaded), then the call is cleared with that verdict, so
-        nothing can charge in between; what it did not make is cleared ``not-acted``.
+        nothing can charge in between; what it did not make is cleared ``not-acted``, and an
+        order's charge then made by hand (``tools call``).
         ``one``: a random one of the instances' doubts, while other processes run; else every
         doubt, a catalog call's too (nothing else runs then)."""
         rows = self.instances_direct(lane)
@@ -609,6 +610,10 @@ class Chaos:
                                 "--args", json.dumps({arg: focus}), "--operator", "chaos",
                                 "--verdict", "acted" if made else "not-acted"])
             print(f"reconcile -> {rc}", flush=True)
+            if rc == 0 and not made and is_order:  # the charge the provider never got: made
+                rc = horismos_main(["tools", "call", tool, "defs.ttl", "--store", lane.store,
+                                    "--args", json.dumps({arg: focus})])
+                print(f"charged by hand -> {rc}", flush=True)
         return 0
 
     def instances_direct(self, lane: Lane) -> list[dict[str, Any]]:
