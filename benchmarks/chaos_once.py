@@ -428,8 +428,8 @@ class Chaos:
             from horismos._held_doubts import held_doubts
             world = World.open(lane.store)
             try:
-                # every call held in doubt, a catalog call's too (no process runs now: alone)
-                held = [str(v).strip("<>") for ds in held_doubts(world.store, alone=True).values()
+                # every call held in doubt, a catalog call's being made too (none runs now)
+                held = [str(v).strip("<>") for ds in held_doubts(world.store).values()
                         for d in ds for c in json.loads(d.args) for v in c.values()]
                 one = ("{ ?s <" + NS + "paymentRef> ?v } UNION "
                        "{ ?s <" + NS + "transferRef> ?v }")  # in a graph, or loaded by hand
@@ -759,12 +759,12 @@ def _pause_at(nth: int) -> None:
 
 def _held_subjects(store: str) -> set[str]:
     """The subjects of every call held in doubt in ``store``, a catalog call's too, read when
-    no other process runs (``alone``: one marked being made was killed mid-call)."""
+    no other process runs (one marked being made, ``in_flight``, was killed mid-call)."""
     from horismos import World
     from horismos._held_doubts import held_doubts
     world = World.open(store)
     try:
-        return {str(v).strip("<>") for ds in held_doubts(world.store, alone=True).values()
+        return {str(v).strip("<>") for ds in held_doubts(world.store).values()
                 for d in ds for c in json.loads(d.args) for v in c.values()}
     finally:
         with contextlib.suppress(Exception):
