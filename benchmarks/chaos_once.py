@@ -573,8 +573,8 @@ class Chaos:
         ``one``: a random one of the instances' doubts, while other processes run; else every
         doubt, a catalog call's too (nothing else runs then)."""
         rows = self.instances_direct(lane)
-        doubts: list[tuple[str, dict[str, Any] | None]] = [
-            (r["focus"], r) for r in rows if r.get("in_doubt")]
+        doubts: list[tuple[str, dict[str, Any] | None]] = [  # a catalog call's row: below
+            (r["focus"], r) for r in rows if r.get("in_doubt") and not r.get("catalog_call")]
         if one and doubts:
             doubts = [random.choice(doubts)]
         elif not one:
