@@ -41,11 +41,12 @@ from ._due_waits import due_waits_at
 from ._errors import Problem, ToolError, Unreachable, UsageError
 from ._held_doubts import HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
+from ._intents import open_intent
 from ._model import ActionStep, WaitStep
 from ._outside_policy import outside_policy
 from ._policy import SERVED_PREFIX, allowed
 from ._reconciled import Reconciled, reconciliations
-from ._stores import DEFAULT_STORE
+from ._stores import DEFAULT_STORE, Store
 from ._terms import PREFIXED_LOCAL, split_iri
 from ._trace import Trace, drop_if_empty, own_file
 from ._vocab import NS
@@ -140,7 +141,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "status": r.status,
                         "step": str(r.current) if r.current else None,
                         "since": r.since,
-                        "why": _why(r, live, shared, name, defs),
+                        "why": _why(r, live, shared, name, defs, world.store),
                         "error_kind": r.error_kind,
                         "started_by": r.started_by,
                         "live": live.get(r.instance),
@@ -212,7 +213,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             _short(
                 _held(r, doubts.get(r.instance, []), name, defs),
                 _cleared(cleared.get(r.instance, [])),
-                _kind_first(r, _why(r, live, shared, name, defs)),
+                _kind_first(r, _why(r, live, shared, name, defs, world.store)),
             ),
         )
         for r in rows
@@ -265,27 +266,40 @@ def _why(
     shared: bool,
     name: Callable[[Any], str],
     defs: Definitions | None,
+    store: Store,
 ) -> str | None:
     """The row's why: a failed or blocked instance's own, a running one's who drives it, and,
     given the definitions, what a waiting one waits for."""
     if row.status == "waiting" and defs is not None and row.why is None:
-        return _waits_for(row, defs)
+        return _waits_for(row, defs, store)
     if row.instance not in live:
         return row.why
     return _running_why(row, live[row.instance], shared, name)
 
 
-def _waits_for(row: InstanceSummary, defs: Definitions) -> str | None:
+def _waits_for(row: InstanceSummary, defs: Definitions, store: Store) -> str | None:
     """What a waiting instance waits for, as the step it waits at says it: a wait's
     ``horis:reason`` (what ``run``'s table says of it), or the approval of a tool's call. The
     row said ``-``, and the operator listing waits to answer them had to find the run's output
-    to learn what each asked."""
+    to learn what each asked. An approval wait whose approved call was announced (its intent
+    is open: the resume that made it was killed mid-call, or is making it now) is no longer
+    waiting for anyone: the row said it waited for approval, and the call made was shown
+    nowhere (one intent read, for such a row only)."""
     step = defs.steps.get(row.current) if row.current is not None else None
     if isinstance(step, WaitStep):
         return step.reason
     tool = step.tool if isinstance(step, ActionStep) else None
     if tool is None or not tool.requires_approval:
         return None
+    made = open_intent(store, row.instance)
+    if made is not None:
+        return (
+            f"its approved call of {tool.name} was made (started {made.started[:19] or '-'}) "
+            "and its result never landed: the process that made it stopped mid-call (or, on a "
+            "shared store, is making it now), so it may have acted; `horismos resume … "
+            f"--instance {short_id(row.instance)}` holds it in doubt without calling again, "
+            "then check with the system it acts on and `horismos tools reconcile` it"
+        )
     return (
         f"waits for approval of its call of {tool.name}: its brief (the run's output) shows the "
         f"payload and fingerprint; `horismos approve … --instance {short_id(row.instance)} "
