@@ -551,8 +551,12 @@ class Chaos:
                       else None)
 
     def _resume_one(self, lane: Lane) -> int:
-        from horismos import World
-        world = World.open(lane.store)
+        from horismos import UsageError, World
+        try:
+            world = World.open(lane.store)
+        except UsageError as e:  # another process holds the store: as the CLI says it
+            print(f"resume: {e}")
+            return 2
         try:
             found = [i for i in world.instances() if i.status in ("running", "waiting")]
         finally:
@@ -684,7 +688,8 @@ class Chaos:
                 found.append(f"{kind} {subject} made {c} times: "
                              f"{[ln for ln in mine if ln[1] == subject]}")
         refs = self.world_refs(lane)
-        doubted = {r["focus"] for r in rows if r.get("in_doubt")} | self.held
+        doubted = {r["focus"] for r in rows if r.get("in_doubt") or str(r.get("why") or "")
+                   .startswith("its approved call of")} | self.held  # listed as made
         for ln in mine:
             kind, subject, ref = ln[0], ln[1], ln[2]
             if ref in refs.get(subject, []):
