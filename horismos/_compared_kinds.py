@@ -49,6 +49,7 @@ __all__ = [
     "needed_comparisons",
     "now_compared",
     "now_compared_in",
+    "pattern_selects",
     "text_ordered_numbers",
 ]
 
@@ -308,13 +309,19 @@ def now_compared_in(steps: Iterable[Step]) -> dict[URIRef, Node]:
     a decision's rules) compares with ``NOW()`` (:func:`now_compared`), and the first step
     that does."""
     found: dict[URIRef, Node] = {}
+    for step, select in pattern_selects(steps):
+        for prop in now_compared(select.algebra):
+            found.setdefault(prop, step.iri)
+    return found
+
+
+def pattern_selects(steps: Iterable[Step]) -> Iterator[tuple[Step, Any]]:
+    """Each step of ``steps`` with the parsed query of each of its patterns, in order: its
+    ``horis:requires``, a wait's ``horis:until``, a decision's rules' (those a query holds)."""
     for step in steps:
         patterns = [getattr(step, "requires", None), getattr(step, "until", None)]
         patterns += [r.requires for r in getattr(step, "rules", ())]
         for pattern in patterns:
             select = getattr(pattern, "select", None)
-            if select is None:
-                continue
-            for prop in now_compared(select.algebra):
-                found.setdefault(prop, step.iri)
-    return found
+            if select is not None:
+                yield step, select

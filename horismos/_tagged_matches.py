@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from rdflib import RDF, XSD, Literal, URIRef
 from rdflib.term import Node
 
+from ._compared_kinds import pattern_selects
 from ._model import Step
 from ._preconditions import group_triples
 
@@ -39,19 +40,9 @@ def matched_texts(steps: Iterable[Step]) -> dict[str, dict[str, tuple[str, Node]
     ``horis:until``, a decision's rules) matches with a constant text, and for each text its
     tag as written (:func:`tag_of`) and the first step that writes it."""
     found: dict[str, dict[str, tuple[str, Node]]] = {}
-    for step in steps:
-        patterns = [getattr(step, "requires", None), getattr(step, "until", None)]
-        patterns += [r.requires for r in getattr(step, "rules", ())]
-        for pattern in patterns:
-            select = getattr(pattern, "select", None)
-            if select is None:
-                continue
-            for _, prop, value in group_triples(select.algebra):
-                if (
-                    isinstance(prop, URIRef)
-                    and isinstance(value, Literal)
-                    and value.datatype in _TEXT
-                ):
-                    texts = found.setdefault(str(prop), {})
-                    texts.setdefault(str(value), (tag_of(value.language), step.iri))
+    for step, select in pattern_selects(steps):
+        for _, prop, value in group_triples(select.algebra):
+            if isinstance(prop, URIRef) and isinstance(value, Literal) and value.datatype in _TEXT:
+                texts = found.setdefault(str(prop), {})
+                texts.setdefault(str(value), (tag_of(value.language), step.iri))
     return found
