@@ -12,7 +12,8 @@ The world is read as a stream (:mod:`._world_terms`'s pass), as :mod:`._closed_w
 it: only the nodes typed with a class a domain shape judges are kept
 (:class:`~._world_members.WorldMembers`), and a fact of one of them whose property a property
 shape of that shape judges by its value alone (``sh:datatype``, ``sh:in``, ``sh:nodeKind``, a
-pattern, a length or a bound) is judged by the gate's own compiled checks, each compiled once.
+pattern, a length, a bound or ``sh:languageIn``) is judged by the gate's own compiled checks,
+each compiled once.
 A fact written before its node's type, a shape whose path is no single property, and one
 inside ``sh:or``, ``sh:not`` and the like are not judged; once a property shape has refused a
 fact, the others are not looked at.
@@ -55,6 +56,7 @@ _ALONE = (
     SH.maxInclusive,
     SH.minExclusive,
     SH.maxExclusive,
+    SH.languageIn,
 )
 """The constraints whose compiled check reads nothing but the value (``sh:hasValue`` is left
 out: the world may hold the value required beside the one judged)."""

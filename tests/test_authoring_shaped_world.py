@@ -73,5 +73,26 @@ def test_a_number_of_another_datatype_and_a_value_outside_sh_in(tmp_path: Path) 
     assert all(s.startswith(f"{world}:4: warning: :p2: ") for s in said), said
 
 
+def test_a_text_in_a_language_the_shape_does_not_list(tmp_path: Path) -> None:
+    """``sh:languageIn ( "en" )`` and a world note in French: the gate refused the patient's
+    first step after its tool acted, and ``validate --world`` said nothing (the gate's
+    value-alone checks judged the world's facts, but for this one). A note in ``en-GB``
+    matches ``en``, as SPARQL's langMatches does."""
+    onto = tmp_path / "notes.ttl"
+    onto.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        ":NoteShape a sh:NodeShape ; sh:targetClass :Patient ;\n"
+        '    sh:property [ sh:path :note ; sh:languageIn ( "en" ) ] .\n')
+    world = tmp_path / "w.ttl"
+    world.write_text(
+        "@prefix : <http://example.org/ehr#> .\n"
+        ':p1 a :Patient ; :note "Seen at 9"@en-GB .\n'
+        ':p2 a :Patient ; :note "Vu à 9 h"@fr .\n')
+    said = _validate(*TRIAGE, onto, world=world)
+    assert len(said) == 1 and said[0].startswith(f"{world}:3: warning: :p2: "), said
+    assert 'sh:languageIn ("en")' in said[0], said
+
+
 def test_the_shipped_world_says_nothing(tmp_path: Path) -> None:
     assert _validate(*TRIAGE, world=WORLD) == []
