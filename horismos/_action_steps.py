@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from rdflib import RDFS, Literal, URIRef
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from ._adapter_step import AdapterCommit, check_scopes
@@ -61,6 +61,7 @@ from ._stores.base import ReadAhead
 from ._tool_calls import ToolCalls, python_value
 from ._unrecorded import unrecorded
 from ._vocab import HORIS
+from ._waits import focus_label
 
 __all__ = ["ActionSteps"]
 
@@ -355,8 +356,7 @@ class ActionSteps(ToolCalls):
         """Stop the instance at this step until a person approves each exact payload;
         ``lapse``: the quads letting lapse the approvals of payloads it no longer sends."""
         graph = URIRef(f"urn:horismos:approval:{self.env.new_id()}")
-        # the focus's label, as the wait brief gives it: one look-up, when approval is asked
-        label = min((str(v) for v in self.store.objects(inst.focus, RDFS.label)), default="")
+        label = focus_label(self.store, inst.focus)  # as the wait brief gives it
         brief = waiting.brief(self.defs.name, inst.instance, inst.workflow, inst.focus, label)
         rec.status, rec.brief, rec.graph = "waiting", brief, graph
         rec.detail["approval"] = {

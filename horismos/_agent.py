@@ -462,8 +462,7 @@ class Agent:
                             if mine is not None:
                                 mine.release()
             except NotHeld as e:  # before its first step: its trace says so, and who drives it
-                _refused(runner, wf, foci, e)
-                runner.trace.close()
+                _refused(runner, wf, foci, e)  # its trace written and closed
                 raise
             except BaseException:
                 # stopped short of its end event (a cancel, on_step raising, a store lost):

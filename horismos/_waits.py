@@ -59,6 +59,7 @@ from ._world_data import runtime_term
 __all__ = [
     "WaitContext",
     "Waiting",
+    "focus_label",
     "parse_facts",
     "prepare",
     "summary",
@@ -161,13 +162,19 @@ def _settle(
     return rec, None, []
 
 
+def focus_label(store: Store, focus: Node) -> str:
+    """The focus's ``rdfs:label`` said beside it in a brief (a wait's, an approval's), the
+    first in order when it has several; ``""`` for none."""
+    return min((str(v) for v in store.objects(focus, RDFS.label)), default="")
+
+
 def compose_brief(
     runner: WaitContext, inst: InstanceRun, step: WaitStep, variables: dict[str, Node]
 ) -> str:
     """What the operator is told: why, about what, what was proposed, how to answer."""
     n = runner.defs.name
     focus = variables["this"]
-    label = next(iter(sorted(str(v) for v in runner.store.objects(focus, RDFS.label))), "")
+    label = focus_label(runner.store, focus)
     lines = [
         step.reason or f"{n(step.iri)} waits for the world to change.",
         f"Instance {inst.instance} ({n(inst.workflow)} for {n(focus)}"
