@@ -53,6 +53,7 @@ try:
         TraceVersionError,
         Unreachable,
         UnreadableAnswer,
+        Unstartable,
         UsageError,
     )
     from ._hydrate import Hydrated
@@ -152,6 +153,7 @@ __all__ = [
     "TraceVersionError",
     "Unreachable",
     "UnreadableAnswer",
+    "Unstartable",
     "UsageError",
     "Workflow",
     "World",

@@ -20,7 +20,8 @@ HorismosError
 │   │   ├── UnreadableAnswer        it answered as succeeding, with no result Horismos reads
 │   │   ├── NotSent                 the call never reached the tool: safe to retry
 │   │   │   ├── LowDisk                 a command's capture folder is under its waterline
-│   │   │   └── Unreachable             its MCP server is down for now: try later
+│   │   │   ├── Unreachable             its MCP server is down for now: try later
+│   │   │   └── Unstartable             its MCP server is declared so it cannot start
 │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
 │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
 │   │   └── RemoteConflict          the system of record changed since it was hydrated
@@ -309,6 +310,15 @@ class Unreachable(NotSent):
     a handshake refused) is a plain :class:`NotSent`: trying later gets the same answer.
     ``wake`` leaves an instance so refused waiting for its next pass, where one the policy
     refuses (a host outside the allowed hosts, a schema that does not fit) is blocked."""
+
+
+class Unstartable(NotSent):
+    """The MCP server a binding names is declared so it cannot start: no such program or
+    module, a stdio process that exits before its handshake, an environment variable its
+    declaration reads unset. Nothing was sent, and trying later gets the same answer: its
+    ``horis:command``, ``horis:args``, ``horis:url`` or environment is to mend, so ``run``
+    and ``validate --connect`` say it at that line. Its own class, where ``run`` told it
+    from a server that is down by the words of its message."""
 
 
 class OutputQuotaExceeded(ToolError):

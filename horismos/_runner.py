@@ -29,6 +29,7 @@ from ._errors import (
     RunError,
     StepBudgetExceeded,
     ToolError,
+    Unstartable,
 )
 from ._fhir_client import adapter_problem
 from ._hazards import cycle_through
@@ -190,12 +191,7 @@ class Runner(ActionSteps):
                 # a server declared so it cannot start (no such program or module, a
                 # variable unset) is its declaration's fault, as validate says it; one that
                 # is down (Unreachable) is not
-                unstarted = (
-                    refused is None
-                    and server is not None
-                    and type(e) is NotSent
-                    and "could not start" in str(e)
-                )
+                unstarted = refused is None and server is not None and isinstance(e, Unstartable)
                 if unstarted and server is not None:
                     at = (server.iri, HORIS.url if server.url is not None else HORIS.command, None)
                 file, line = self.defs.sources.locate_statement(*at)

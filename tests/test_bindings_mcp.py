@@ -366,6 +366,28 @@ def test_a_server_declared_so_it_cannot_start_is_said_at_its_declaration_by_run(
                 'horismos run: error: t.assign (mcp://down/assign): MCP server "down"'), said
 
 
+def test_a_server_whose_environment_variable_is_unset_is_said_at_its_declaration_by_run(
+        tmp_path, monkeypatch) -> None:
+    # The variable its declaration reads is unset: it cannot start, whenever it is tried,
+    # and the fix is an `export` or the declaration; run said it with no file nor line (its
+    # words lacked "could not start", which run read to tell it from a server that is down).
+    defs = (':ward a horis:McpServer ; horis:command "python" ;\n'
+            '    horis:args ( "-m" "ward_server" ) ;\n'
+            '    horis:env [ horis:name "TOKEN" ; horis:fromEnv "HORISMOS_NO_SUCH_VAR" ] .\n')
+    monkeypatch.delenv("HORISMOS_NO_SUCH_VAR", raising=False)
+    load(tmp_path, defs + tool("t.assign", "assign", server="ward") + workflow("A")
+         + step("A", "t.assign"))
+    line = (PREFIXES + defs).splitlines().index(
+        ':ward a horis:McpServer ; horis:command "python" ;') + 1
+    p = horismos_forked(tmp_path, "run", "defs.ttl", "--world", "world.ttl", "--focus", ":p1",
+                        timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = next(x for x in p.stderr.splitlines() if x.startswith("horismos run: error:"))
+    assert said.startswith(
+        f"horismos run: error: defs.ttl:{line}: t.assign (mcp://ward/assign)"), said
+    assert "HORISMOS_NO_SUCH_VAR" in said and "export HORISMOS_NO_SUCH_VAR=" in said
+
+
 def test_tool_the_server_does_not_have(tmp_path) -> None:
     defs = CLINIC + tool("t.nope", "nope") + workflow("A") + step("A", "t.nope")
     agent, world = load(tmp_path, defs)

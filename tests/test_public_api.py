@@ -20,7 +20,8 @@ PUBLIC = [
     "ResultTooLarge", "Run", "RunError", "ScopeRefused", "ShaclMessage", "ShapesBrokenAlready",
     "Step", "StepBudgetExceeded", "StepRecord", "StoreError", "Tool", "ToolEntry", "ToolError",
     "ToolTimeout", "Trace", "TraceError", "TraceExists", "TraceTampered", "TraceVersionError",
-    "Unreachable", "UnreadableAnswer", "UsageError", "Workflow", "World", "__version__",
+    "Unreachable", "UnreadableAnswer", "Unstartable", "UsageError", "Workflow", "World",
+    "__version__",
     "check_inventory", "iter_trace", "load_definitions", "read_trace", "replay", "submit",
     "wait_for_instances",
 ]

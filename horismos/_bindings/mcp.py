@@ -51,6 +51,7 @@ from .._errors import (
     ToolError,
     Unreachable,
     UnreadableAnswer,
+    Unstartable,
     UsageError,
 )
 from .._literals import INTEGER_TYPES
@@ -202,7 +203,7 @@ class McpSession:
                     f"{_unreached(self._failure)} — check its horis:url, and start the server "
                     "if it is not running"
                 )
-            raise ToolError(
+            raise Unstartable(
                 f"{self.describe()} could not start: {_reason(self._failure)}"
                 f"{self._stderr_tail()} — check its horis:command and horis:args, "
                 "or horis:url"
@@ -229,8 +230,8 @@ class McpSession:
     def _from_env(self, name: str, var: str) -> str:
         value = os.environ.get(var)
         if value is None:
-            raise ToolError(
-                f"{self.describe()}: environment variable {var} (for its {name}) "
+            raise Unstartable(
+                f"{self.describe()} could not start: environment variable {var} (for its {name}) "
                 f"is not set; export {var}=… before running"
             )
         return value
@@ -590,7 +591,7 @@ class McpBinding(Binding):
         except ToolError as e:  # the server did not start or answer: nothing was sent
             # down for now (a later try may reach it), or declared so it cannot start (no such
             # program, an environment variable unset, a handshake refused): a person's to fix
-            raise (Unreachable if isinstance(e, Unreachable) else NotSent)(
+            raise (type(e) if isinstance(e, (Unreachable, Unstartable)) else NotSent)(
                 f"{self.tool.name} (mcp://{self.server}/{self.name}): {e}", tool=str(self.tool.iri)
             ) from None
 
