@@ -41,6 +41,7 @@ from ._errors import (
     ToolTimeout,
     Unreachable,
     UnreadableAnswer,
+    Unstartable,
 )
 
 __all__ = ["Expired", "RecordedResult", "decode", "encode", "message_of", "outcome_of", "play"]
@@ -199,6 +200,7 @@ def play(entry: Mapping[str, Any]) -> Any:
             "ToolTimeout": ToolTimeout,
             "NotSent": NotSent,
             "Unreachable": Unreachable,
+            "Unstartable": Unstartable,
             "OutcomeUnknown": OutcomeUnknown,
             "UnreadableAnswer": UnreadableAnswer,
         }.get(str(error), ToolError)

@@ -27,12 +27,13 @@ from horismos import (
     ToolError,
     Unreachable,
     UnreadableAnswer,
+    Unstartable,
     World,
     replay,
 )
 from horismos._bindings.mcp import McpSessions, input_problems, mcp_server
 from horismos._model import Arg, McpServer, Tool
-from horismos._outcomes import decode
+from horismos._outcomes import decode, outcome_of, play
 
 SERVER = MCP_SERVER
 EX = Namespace("http://example.org/mcp#")
@@ -386,6 +387,15 @@ def test_a_server_whose_environment_variable_is_unset_is_said_at_its_declaration
     assert said.startswith(
         f"horismos run: error: defs.ttl:{line}: t.assign (mcp://ward/assign)"), said
     assert "HORISMOS_NO_SUCH_VAR" in said and "export HORISMOS_NO_SUCH_VAR=" in said
+
+
+def test_a_server_that_cannot_start_replays_as_the_class_it_was_raised() -> None:
+    # A stdio server that died mid-run and did not start again fails its step Unstartable;
+    # replay brought the recorded class back as a plain ToolError, and diverged there.
+    recorded = outcome_of(Unstartable('MCP server "ward" (python -m ward) could not start'))
+    assert recorded["sent"] is False
+    with pytest.raises(Unstartable, match="could not start"):
+        play(recorded)
 
 
 def test_tool_the_server_does_not_have(tmp_path) -> None:
