@@ -28,9 +28,10 @@ from ._definitions_model import Definitions
 from ._errors import Problem
 from ._shacl import deactivated
 from ._shacl_constraints import closed_allows
+from ._world_facts import fact_warning, world_value
 from ._world_members import WorldMembers
 
-__all__ = ["ClosedSeen", "world_value"]
+__all__ = ["ClosedSeen"]
 
 _TYPE = ox.NamedNode(str(RDF.type))
 
@@ -95,18 +96,18 @@ class ClosedSeen:
                 continue
             shown, mark = world_value(quad.object, written)
             prop = written(quad.predicate.value)
-            subject = quad.subject
             out.append(
-                Problem(
-                    "warning",
+                fact_warning(
+                    path,
+                    quad,
+                    written,
+                    line_of,
                     f"the world gives {prop} {shown}, but shape {name(shape)} judging this node "
                     f"is sh:closed true and names no {prop} in its sh:property shapes nor its "
                     "sh:ignoredProperties: the node never conforms, so every step whose tool "
                     "lands on it fails, the gate rejecting its result after the call, or is "
                     "blocked before a tool that is not idempotent is called",
-                    node=written(subject.value) if isinstance(subject, ox.NamedNode) else None,
-                    file=str(path),
-                    line=line_of(quad.predicate.value, mark),
+                    mark=mark,
                     hint=f"add sh:property [ sh:path {prop} ] to shape {name(shape)}, or list "
                     f"{prop} in its sh:ignoredProperties",
                 )
@@ -124,26 +125,3 @@ def _allowed(g: Graph, shape: URIRef) -> frozenset[ox.NamedNode] | None:
     if not all(isinstance(p, URIRef) for p in allowed):
         return None
     return frozenset({_TYPE, *(ox.NamedNode(str(p)) for p in allowed)})
-
-
-def world_value(
-    value: object, written: Callable[[str], str], typed: Callable[[Node], str] | None = None
-) -> tuple[str, str]:
-    """A world fact's value as a warning shows it, and the text its line is looked for by: a
-    literal quoted (``typed`` given: with its language tag, or its datatype as ``typed``
-    names it unless a plain string), an IRI as ``written`` writes it, a blank node
-    ``[ … ]``."""
-    if isinstance(value, ox.Literal):
-        shown = f'"{value.value}"'
-        if typed is not None:
-            shown += (
-                f"@{value.language}"
-                if value.language
-                else ""
-                if value.datatype.value.endswith("#string")
-                else f"^^{typed(URIRef(value.datatype.value))}"
-            )
-        return shown, value.value
-    if isinstance(value, ox.NamedNode):
-        return written(value.value), written(value.value)
-    return "[ … ]", ""

@@ -32,13 +32,13 @@ from rdflib import RDF, XSD, Graph, Literal, URIRef
 from rdflib.namespace import SH
 from rdflib.term import BNode, Node
 
-from ._closed_world import world_value
 from ._datatypes import literal_hint
 from ._definitions_model import Definitions
 from ._errors import Problem
 from ._rdf_lists import list_members
 from ._shacl import deactivated
 from ._shacl_constraints import COMPILERS, NotCompiled
+from ._world_facts import fact_warning, world_value
 from ._world_members import WorldMembers
 
 __all__ = ["ShapedSeen"]
@@ -148,18 +148,18 @@ class ShapedSeen:
             value = quad.object
             shown, mark = world_value(value, written, name)
             prop = written(quad.predicate.value)
-            subject = quad.subject
             said = _constraint(self.graph, judge.pshape, p, name)
             out.append(
-                Problem(
-                    "warning",
+                fact_warning(
+                    path,
+                    quad,
+                    written,
+                    line_of,
                     f"the world gives {prop} {shown}, but shape {name(judge.shape)} judging this "
                     f"node requires {said}: the node never conforms, so every step whose tool "
                     "lands anything on it fails, the gate rejecting its result after the call "
                     "has acted",
-                    node=written(subject.value) if isinstance(subject, ox.NamedNode) else None,
-                    file=str(path),
-                    line=line_of(quad.predicate.value, mark),
+                    mark=mark,
                     hint=_hint(self.graph, judge.pshape, p, value, prop, said, name),
                 )
             )

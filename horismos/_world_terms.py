@@ -60,6 +60,7 @@ from ._tagged_matches import matched_texts, tag_of
 from ._term_kinds import object_kind
 from ._terms import split_iri
 from ._vocab import NS, PROV
+from ._world_facts import fact_warning
 from ._world_individuals import IndividualsSeen
 from ._world_lexical import ill_typed, well_typed_hint
 
@@ -373,16 +374,14 @@ def _zoneless_problems(
         prop = written_as(pred.value, prefixes)
         text = quad.object.value if isinstance(quad.object, ox.Literal) else ""
         out.append(
-            Problem(
-                "warning",
+            _said_at(
+                path,
+                quad,
+                prefixes,
                 f'the world gives {prop} "{text}"^^{name(XSD.dateTime)}, a date-time with no '
                 f"time zone, and {name(zoned[pred])} compares {prop} with NOW(), which has one: "
                 "SPARQL never orders the two, so that comparison never holds for this node",
-                node=written_as(quad.subject.value, prefixes)
-                if isinstance(quad.subject, ox.NamedNode)
-                else None,
-                file=str(path),
-                line=_line_with(path, _term_pattern(pred.value, prefixes), text),
+                mark=text,
                 hint=f'write "{text.strip()}Z" for UTC, or the offset it was taken in '
                 f'("{text.strip()}+01:00")',
             )
@@ -410,16 +409,14 @@ def _retagged_problems(
         asked = f"{quoted}@{tag}" if tag else quoted
         said = f"with the tag @{tag}" if tag else "with no language tag"
         out.append(
-            Problem(
-                "warning",
+            _said_at(
+                path,
+                quad,
+                prefixes,
                 f"the world gives {prop} {world}, and {name(step)}'s pattern matches {prop} "
                 f"with {asked}, {said}: a literal equals none of another tag or of none, so "
                 "that pattern never matches this value",
-                node=written_as(quad.subject.value, prefixes)
-                if isinstance(quad.subject, ox.NamedNode)
-                else None,
-                file=str(path),
-                line=_line_with(path, _term_pattern(pred.value, prefixes), text),
+                mark=text,
                 hint=f"write {world} in the pattern (or FILTER (str(?v) = {quoted}) to take "
                 f"any tag), or {asked} in the world",
             )
@@ -484,17 +481,15 @@ def _list_problems(
         prop = written_as(pred.value, prefixes)
         member = written_as(first.value, prefixes) if isinstance(first, ox.NamedNode) else "…"
         out.append(
-            Problem(
-                "warning",
+            _said_at(
+                path,
+                quad,
+                prefixes,
                 f"the world gives {prop} a list ( {member} … ), which is one node, the list, "
                 f"where its values are nodes ({ranges[pred][2]}): a pattern ?x {prop} ?v "
                 "binds the list itself and never one of its members, so a step reading each "
                 "member (a horis:forEach over them) finds one item, the list, and none of them",
-                node=written_as(quad.subject.value, prefixes)
-                if isinstance(quad.subject, ox.NamedNode)
-                else None,
-                file=str(path),
-                line=_line_with(path, _term_pattern(pred.value, prefixes), "("),
+                mark="(",
                 hint=f"write the members as values of {prop}, with commas ({prop} {member}, "
                 f"…), or read them with ?x {prop}/rdf:rest*/rdf:first ?v",
             )
@@ -548,18 +543,32 @@ def _value_problems(
         if refused != "ill-typed":
             why += f": a pattern matching {prop} with a value of its range never matches it"
         out.append(
-            Problem(
-                "warning",
+            _said_at(
+                path,
+                quad,
+                prefixes,
                 f"the world gives {prop} {shown}, {why}",
-                node=written_as(quad.subject.value, prefixes)
-                if isinstance(quad.subject, ox.NamedNode)
-                else None,
-                file=str(path),
-                line=_line_with(path, _term_pattern(pred.value, prefixes), mark),
+                mark=mark,
                 hint=hint,
             )
         )
     return out
+
+
+def _said_at(
+    path: Path, quad: ox.Quad, prefixes: dict[str, str], message: str, *, mark: str, hint: str
+) -> Problem:
+    """:func:`~._world_facts.fact_warning` of a fact of ``path``, written with its
+    ``prefixes``."""
+    return fact_warning(
+        path,
+        quad,
+        lambda iri: written_as(iri, prefixes),
+        lambda prop, text: _line_with(path, _term_pattern(prop, prefixes), text),
+        message,
+        mark=mark,
+        hint=hint,
+    )
 
 
 def _term_pattern(term: str, prefixes: dict[str, str]) -> re.Pattern[str]:
