@@ -20,7 +20,14 @@ from rdflib.term import Node
 
 from ._adapter_step import AdapterCommit, check_scopes
 from ._bindings.reach import hosts_of
-from ._errors import CallInFlight, GateRejected, OutcomeUnknown, RunError, ToolTimeout
+from ._errors import (
+    CallInFlight,
+    GateRejected,
+    OutcomeUnknown,
+    RunError,
+    ToolTimeout,
+    Unreachable,
+)
 from ._gate import Verdict
 from ._intents import (
     Intent,
@@ -56,6 +63,7 @@ from ._renamed_tools import (
     renamed_message,
 )
 from ._step_records import IS_TYPE, n3, version_guard
+from ._stored_instances import short_id
 from ._stores import Change, Conflict, StoreError
 from ._stores.base import ReadAhead
 from ._tool_calls import ToolCalls, python_value
@@ -129,6 +137,7 @@ class ActionSteps(ToolCalls):
             solutions = [dict(variables)]
         t1 = time.perf_counter()
         timings["precondition"] = t1 - t0
+        used: list[tuple] = []  # the quads using up the approvals the call takes
         try:
             calls = self._arguments(step, tool, solutions)
             timings["arguments"] = time.perf_counter() - t1
@@ -211,6 +220,9 @@ class ActionSteps(ToolCalls):
                 return await self._adapter_action(inst, rec, step, tool, calls, started)
             effects, fixed_now = await self._invoke_and_gate(rec, step, tool, calls, began)
         except RunError as e:
+            unreached = self._unreached(inst, rec, step, tool, e, used)
+            if unreached is not None:
+                return unreached
             if (
                 not tool.idempotent
                 and self.calls_in_doubt
@@ -578,6 +590,50 @@ class ActionSteps(ToolCalls):
         by = earlier.instance if earlier is not None else holder(self.store, node) or node
         held_as = tool if iri == tool.iri else as_former(tool, iri)
         return self._in_flight(rec, step, held_as, node, by)
+
+    def _unreached(
+        self,
+        inst: InstanceRun,
+        rec: StepRecord,
+        step: ActionStep,
+        tool: Tool,
+        e: RunError,
+        used: Sequence[tuple],
+    ) -> tuple[StepRecord, URIRef | None] | None:
+        """The step blocked, to be tried again, when its call did not reach its endpoint
+        (:class:`Unreachable`: an HTTP endpoint or MCP server down, nothing sent) and it
+        declares no ``horis:onError``: failed, the instance was over for good, though nothing
+        of the call or the world was wrong, and the step woken from a wait lost its answer.
+        None, and the step fails as any other, where an onError is declared (it fires), a call
+        of its horis:forEach was answered (it may have acted: not made again), or the call is
+        a catalog's (no instance to leave). The approvals it took are given back: it was
+        never made."""
+        if (
+            not self.blocks_unreached
+            or not isinstance(e, Unreachable)
+            or step.on_error is not None
+            or rec.result
+            or inst.workflow not in self.defs.workflows
+        ):
+            return None
+        if used:
+            mine = self._pending.get(inst.instance, [])
+            kept = [q for q in mine if q not in used]
+            if len(kept) == len(mine):  # landed with its intent: removed by the step's commit
+                self._dropped.setdefault(inst.instance, []).extend(used)
+            else:
+                self._pending[inst.instance] = kept
+        rec.error = Unreachable(
+            f"{e}; its endpoint is down for now, so {self.defs.name(step.iri)} is blocked, "
+            "not failed: once the endpoint answers, `horismos "
+            f"resume … --instance {short_id(inst.instance)}` calls it again (as `horismos run "
+            f"… --focus {self.defs.name(inst.focus)}` does)",
+            step=str(step.iri),
+            tool=str(tool.iri),
+        )
+        rec.error.__cause__ = e
+        rec.status, rec.blocked_by = "blocked", str(rec.error)
+        return rec, None
 
     def _in_flight(
         self, rec: StepRecord, step: ActionStep, tool: Tool, node: URIRef, by: URIRef

@@ -727,7 +727,11 @@ class Agent:
                         wf, [waiting.focus], world_digest=traced_digest(world, runner.trace)
                     )
                     begun.now = True
-                    inst = await runner.resume_instance(waiting)
+                    inst = (  # blocked where its endpoint was down: tried again from there
+                        await runner.continue_instance(waiting.stored)
+                        if waiting.stored.status == "blocked"
+                        else await runner.resume_instance(waiting)
+                    )
                 except BaseException:
                     runner.trace.close()  # stopped short of its end: closed, as a run's is
                     raise

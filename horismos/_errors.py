@@ -20,7 +20,7 @@ HorismosError
 │   │   ├── UnreadableAnswer        it answered as succeeding, with no result Horismos reads
 │   │   ├── NotSent                 the call never reached the tool: safe to retry
 │   │   │   ├── LowDisk                 a command's capture folder is under its waterline
-│   │   │   ├── Unreachable             its MCP server is down for now: try later
+│   │   │   ├── Unreachable             its endpoint (HTTP, MCP server) is down for now
 │   │   │   └── Unstartable             its MCP server is declared so it cannot start
 │   │   ├── OutputQuotaExceeded     a command emitted more than its quota; its group killed
 │   │   ├── OutcomeUnknown          a non-idempotent call was sent and no answer landed
@@ -303,13 +303,16 @@ class LowDisk(NotSent):
 
 
 class Unreachable(NotSent):
-    """The MCP server a binding names is down for now: its HTTP connection refused or
-    dropped, or no handshake in time. Nothing was sent, and nothing about the call or its
-    policy is wrong — a later try may reach it. A server declared so it cannot start (no such
-    program, a stdio process that exits before its handshake, an environment variable unset,
-    a handshake refused) is a plain :class:`NotSent`: trying later gets the same answer.
-    ``wake`` leaves an instance so refused waiting for its next pass, where one the policy
-    refuses (a host outside the allowed hosts, a schema that does not fit) is blocked."""
+    """The endpoint a binding names is down for now: an HTTP binding's connection refused or
+    never made, an MCP server's HTTP connection refused or dropped, or no handshake in time.
+    Nothing was sent, and nothing about the call or its policy is wrong — a later try may
+    reach it. A server declared so it cannot start (:class:`Unstartable`), or a TLS
+    certificate refused (a plain :class:`NotSent`), is not: trying later gets the same answer.
+    ``wake`` leaves an instance so refused before its first step waiting for its next pass,
+    where one the policy refuses (a host outside the allowed hosts, a schema that does not
+    fit) is blocked. A step whose call is so refused and that declares no ``horis:onError``
+    blocks its instance there, rather than failing it: ``resume`` (or ``run --focus``) tries
+    the step again once the endpoint answers."""
 
 
 class Unstartable(NotSent):

@@ -40,7 +40,8 @@ class InstanceSummary:
     ``outcome_unknown``, ``tool_error``, ...), what tells a call held in doubt from a tool
     that raised without parsing ``why``; a blocked one's, why it is blocked
     (``precondition``: a pattern does not hold; ``policy``, ``broken_already``,
-    ``in_flight``: what refused the call); None for an instance failed or blocked before it
+    ``in_flight``: what refused the call; ``not_sent``: its endpoint was down, nothing sent,
+    and ``resume`` tries the step again); None for an instance failed or blocked before it
     was stored."""
 
     instance: URIRef

@@ -637,6 +637,7 @@ async def _drive(
     runner.failed_at = bool(header.get("failed_at"))  # else stored no horis:failedAt
     runner.error_kinds = bool(header.get("error_kinds"))  # else stored no horis:errorKind
     runner.block_kinds = bool(header.get("block_kinds"))  # nor on a blocked instance
+    runner.blocks_unreached = bool(header.get("blocks_unreached"))  # else it failed there
     runner.holds_settled = int(header.get("holds_settled") or 0)  # its holders read, as recorded
     runner.trace_version = header["trace_version"]  # its steps' activities written as recorded
     runner.ran_by = recorded_ran_by(header)  # its instances' record of who started them

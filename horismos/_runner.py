@@ -93,6 +93,7 @@ class Runner(ActionSteps):
             **({"failed_at": True} if self.failed_at else {}),
             **({"error_kinds": True} if self.error_kinds else {}),
             **({"block_kinds": True} if self.block_kinds else {}),
+            **({"blocks_unreached": True} if self.blocks_unreached else {}),
             **({"holds_settled": self.holds_settled} if self.holds_settled else {}),
             **fields,
         )

@@ -136,6 +136,11 @@ class RunnerState:
         (``horis:errorKind``: ``precondition`` for a pattern that does not hold, else its
         refusal's, ``policy``, ``broken_already``, ``in_flight``), as a trace's header says;
         one recorded before stored none, and its replay must not either."""
+        self.blocks_unreached = True
+        """Whether a step whose call did not reach its endpoint (:class:`~horismos.Unreachable`:
+        nothing was sent) and that declares no ``horis:onError`` blocks its instance, to be
+        tried again once the endpoint answers, as a trace's header says; one recorded before
+        failed it for good, and its replay must too."""
         self.settled_holders: (
             Callable[[list[URIRef], float, URIRef], Awaitable[list[list[list[str]]]]] | None
         )

@@ -332,9 +332,10 @@ def prepare(
 
     A waiting instance resumes with facts or without. A *running* one is an instance whose
     process stopped mid-run (a crash): on a store no other process writes, it is continued
-    from its stored step, without facts. Raises :class:`UsageError` for any other instance or
-    facts that write runtime state, :class:`GateRejected` for facts that break the domain
-    shapes.
+    from its stored step, without facts. So is a *blocked* one whose call did not reach its
+    endpoint (``not_sent``: nothing was sent), its step tried again. Raises
+    :class:`UsageError` for any other instance or facts that write runtime state,
+    :class:`GateRejected` for facts that break the domain shapes.
     """
     stored = read_instance(world.store, iid)
     if stored is None and not world.store.select(
@@ -363,6 +364,19 @@ def prepare(
                 "process may be driving it; once none is (its lease ran out: "
                 f"`horismos instances` lists it interrupted), `horismos run … --focus "
                 f"{defs.name(stored.focus)}` continues it, as `run --all` workers do"
+            )
+        return Waiting(stored, step, [])
+    if (
+        stored.status == "blocked"
+        and stored.error_kind == "not_sent"
+        and isinstance(step, ActionStep)
+        and stored.workflow in defs.workflows
+    ):  # its call did not reach its endpoint (nothing sent): resumed, the step is tried again
+        if facts:
+            raise UsageError(
+                f"instance {iid} is blocked at {defs.name(step.iri)}, whose call did not "
+                "reach its endpoint, so it takes no facts; resume it without facts once the "
+                "endpoint answers, and the step is tried again"
             )
         return Waiting(stored, step, [])
     if stored.status == "blocked":

@@ -20,11 +20,13 @@ from servers.http_server import Received, serve
 from horismos import (
     Agent,
     AuthoringError,
+    NotSent,
     OutcomeUnknown,
     ResultTooLarge,
     Run,
     ToolError,
     ToolTimeout,
+    Unreachable,
     UnreadableAnswer,
     World,
 )
@@ -304,12 +306,15 @@ def test_a_header_value_written_in_turtle_is_an_authoring_error(tmp_path) -> Non
         load(tmp_path, defs + workflow("A") + step("A", "t.good"))
 
 
-def test_refused_connection_is_a_tool_error(tmp_path) -> None:
+def test_refused_connection_is_unreachable_and_blocks_the_step(tmp_path) -> None:
+    """Nothing was sent: the step, with no horis:onError, is blocked to be tried again (see
+    test_unreached_endpoint.py), not failed for good."""
     defs = tool("t.gone", "http://127.0.0.1:1/good") + workflow("A") + step("A", "t.gone")
     agent, world = load(tmp_path, defs)
     run = agent.run(world, focus=EX.p1)
-    assert run.status == "failed"
-    assert "POST http://127.0.0.1:1/good failed: ConnectError" in str(run.error)
+    assert run.status == "blocked"
+    assert isinstance(run.steps[0].error, Unreachable)
+    assert "POST http://127.0.0.1:1/good failed: ConnectError" in str(run.steps[0].error)
 
 
 def test_a_connection_still_being_made_at_the_timeout_was_not_sent(tmp_path) -> None:
@@ -370,7 +375,8 @@ def test_tls_certificates_are_verified(https_server, tmp_path) -> None:
     defs = tool("t.good", f"{https_server}/good") + workflow("A") + step("A", "t.good")
     agent, world = load(tmp_path, defs)
     run = agent.run(world, focus=EX.p1)
-    assert run.status == "failed"
+    assert run.status == "failed"  # not a server down for now: trying later is no better
+    assert type(run.steps[0].error) is NotSent
     assert "CERTIFICATE_VERIFY_FAILED" in str(run.error)
     assert value(world, EX.p1, EX.queueRef) is None
 

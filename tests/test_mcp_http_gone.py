@@ -163,7 +163,7 @@ def test_a_server_gone_between_two_calls_is_not_sent_and_no_doubt_is_kept(tmp_pa
         run = horismos_forked(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1",
                               "--tools", "tools.py", timeout=120)
     said = run.stdout + run.stderr
-    assert run.returncode == 1, said
+    assert run.returncode == 4, said  # blocked at :Again, not failed: nothing was sent
     assert ":Record  :t.record(patient=:p1)  completed" in run.stdout, said
     assert "could not be reached for the call to \"record\"" in said, said
     assert "(nothing was sent)" in said, said
@@ -191,7 +191,7 @@ def test_a_call_that_never_left_is_tried_again_by_horis_retries(tmp_path) -> Non
     (tmp_path / "defs.ttl").write_text(text)
     agent, world, run = run_killing_the_server(tmp_path, port)
     steps = run.instances[0].steps
-    assert [s.status for s in steps] == ["completed", "completed", "failed"], steps
+    assert [s.status for s in steps] == ["completed", "completed", "blocked"], steps
     error = steps[-1].error
     assert isinstance(error, Unreachable), error
     assert steps[-1].attempts == 2  # retried: it never left
@@ -332,8 +332,8 @@ def test_a_run_that_found_its_server_unreachable_replays_the_same_class(tmp_path
     agent, _, run = run_killing_the_server(tmp_path, port, trace=tmp_path / "run.jsonl")
     error = run.instances[0].steps[-1].error
     assert type(error) is Unreachable, error
-    failed = [e for e in read_trace(tmp_path / "run.jsonl")
-              if e["type"] == "step" and e["status"] == "failed"]
+    failed = [e for e in read_trace(tmp_path / "run.jsonl")  # blocked: nothing was sent
+              if e["type"] == "step" and e["status"] == "blocked"]
     assert [(e["error"]["kind"], e["error"]["type"]) for e in failed] == [
         ("not_sent", "Unreachable")], failed
     with pytest.raises(Unreachable):

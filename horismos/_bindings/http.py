@@ -9,7 +9,8 @@ trace or to an error message, and the URL is shown with any credential in it mas
 (:mod:`horismos._redact`); a URL that carries one is refused before any call, since
 credentials belong in those environment headers.
 
-A connection that cannot be made is :class:`~horismos.NotSent`; the request counts as sent when
+A connection that cannot be made is :class:`~horismos.Unreachable` (a :class:`~horismos.NotSent`:
+the endpoint is down for now, and nothing was sent); the request counts as sent when
 its headers start to go out, and as answered once the whole response has arrived: a 200 whose
 body is cut off or stalls may be a success the caller never received.
 
@@ -27,13 +28,14 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
 from .. import _attempt
-from .._errors import NotSent, ToolError, ToolTimeout, UnreadableAnswer
+from .._errors import NotSent, ToolError, ToolTimeout, Unreachable, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
 from .base import Binding
@@ -125,7 +127,9 @@ class HttpBinding(Binding):
                 if body is None:  # a success, so until here the call was sent, not answered
                     raise too_large(self.tool, where)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-            raise NotSent(
+            # down for now, a later try may reach it (a step without horis:onError is
+            # blocked, not failed); a certificate refused is no better later
+            raise (NotSent if _tls_refused(e) else Unreachable)(
                 f"{where} failed: {type(e).__name__}: {redact_text(str(e))} (nothing was sent)"
             ) from None
         except httpx.TimeoutException:
@@ -178,3 +182,16 @@ async def _mark(event: str, info: Mapping[str, Any]) -> None:
 def _preview(body: bytes, limit: int = 200) -> str:
     text = body[:limit].decode("utf-8", "replace").strip()
     return repr(text + ("…" if len(body) > limit else "")) if text else "(empty body)"
+
+
+def _tls_refused(e: BaseException) -> bool:
+    """Whether the connection ``e`` stopped was refused by TLS (a certificate not trusted, a
+    handshake failed): the endpoint answered, and will answer the same later."""
+    seen: BaseException | None = e
+    for _ in range(8):  # a chain is a few links long; never a loop followed forever
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
