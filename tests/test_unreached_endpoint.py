@@ -246,3 +246,90 @@ def test_the_command_line_blocks_lists_and_resumes(endpoint, tmp_path):
     assert sorted(r["status"] for r in json.loads(listed.stdout)) == ["completed"] * 2
     replayed = horismos_forked(tmp_path, "replay", "resumed.jsonl", "defs.ttl")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_a_served_run_is_blocked_and_run_again_goes_on(endpoint, tmp_path):
+    """``serve``'s run_workflow: blocked, said so; asked again it answers the instance as it
+    stands, and with ``"again": true`` (a world kept on disk) it goes on with it, once."""
+    import asyncio
+
+    from horismos._serve import ServedTools
+
+    agent, _ = load(tmp_path, endpoint.url)
+    world = World.from_files(tmp_path / "world.ttl", store=f"oxigraph:{tmp_path / 'store'}")
+    served = ServedTools(agent, world, run_workflow=True)
+    asked = {"workflow": ":Direct", "focus": ":p1"}
+
+    def call(args: dict[str, Any]) -> dict[str, Any]:
+        answer = asyncio.run(served.call("run_workflow", args))
+        assert not answer.is_error, answer
+        return dict(answer.structured_content)
+
+    blocked = call(asked)
+    assert blocked["status"] == "blocked", blocked
+    assert blocked["error"]["kind"] == "not_sent"
+    assert "blocked, not failed" in blocked["error"]["message"]
+    endpoint.start()
+    stands = call(asked)
+    assert (stands["ran"], stands["status"]) == (False, "blocked")
+    assert endpoint.received == []
+    went = call({**asked, "again": True})
+    assert went["status"] == "completed", went
+    assert went["instance"] == blocked["instance"]
+    assert endpoint.received == [{"patient": str(EX.p1)}]
+
+
+def test_a_worker_leaves_it_blocked_and_a_task_submitted_again_goes_on(
+    endpoint, tmp_path, server, broker
+):
+    """``worker``: nothing is probed as it starts (the endpoint is down then); its task
+    leaves the instance blocked, and the same task submitted again once the endpoint is
+    back drives it on, calling the tool once."""
+    import time
+
+    from in_process import horismos_load
+    from test_workers import instances
+    from worker_process import start_worker, stop_workers
+
+    load(tmp_path, endpoint.url)
+    horismos_load(tmp_path, server.store, "world.ttl")
+    log = tmp_path / "worker.log"
+    worker = start_worker(
+        tmp_path, log, "--store", server.store, "--broker", broker.url, "-c", "1", "-v"
+    )
+    p1 = str(EX.p1)
+
+    def until(status: str) -> None:
+        deadline = time.monotonic() + 60
+        while [s for _, s in instances(server.store).get(p1, [])] != [status]:
+            assert worker.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+
+    def submit() -> None:
+        sent = horismos_forked(
+            tmp_path,
+            "submit",
+            "defs.ttl",
+            "--store",
+            server.store,
+            "--broker",
+            broker.url,
+            "--workflow",
+            str(EX.Direct),
+            "--focus",
+            p1,
+            timeout=60,
+        )
+        assert sent.returncode == 0, sent.stderr
+
+    try:
+        submit()
+        until("Blocked")
+        assert endpoint.received == []
+        endpoint.start()
+        submit()
+        until("Completed")
+        assert endpoint.received == [{"patient": p1}]
+        assert "Traceback" not in log.read_text(), log.read_text()
+    finally:
+        stop_workers(worker)
