@@ -333,3 +333,30 @@ def test_a_worker_leaves_it_blocked_and_a_task_submitted_again_goes_on(
         assert "Traceback" not in log.read_text(), log.read_text()
     finally:
         stop_workers(worker)
+
+
+@pytest.mark.parametrize("idempotent", ["false", "true"])
+def test_an_approved_call_never_sent_keeps_its_approval(endpoint, tmp_path, idempotent):
+    """A person approved one call; it was not made (the endpoint down), so the approval is
+    not used up: once the endpoint is back, resume makes the call without asking again."""
+    agent, world = load(tmp_path, endpoint.url)
+    text = (
+        (tmp_path / "defs.ttl")
+        .read_text()
+        .replace(
+            'horis:timeout "5s" .',
+            f'horis:timeout "5s" ; horis:requiresApproval true ; horis:idempotent {idempotent} .',
+        )
+    )
+    (tmp_path / "defs.ttl").write_text(text)
+    agent = Agent.from_files(tmp_path / "defs.ttl")
+    run = agent.run(world, workflow=EX.Direct, focus=EX.p1)
+    assert run.status == "waiting"
+    fingerprint = agent.catalog.approve("t.queue", {"patient": str(EX.p1)})
+    agent.approve(world, run.instance, fingerprint)
+    blocked = agent.resume(world, run.instance)
+    assert blocked.status == "blocked", blocked.error
+    endpoint.start()
+    done = agent.resume(world, run.instance)
+    assert done.status == "completed", done.error
+    assert endpoint.received == [{"patient": str(EX.p1)}]
