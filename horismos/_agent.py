@@ -21,7 +21,7 @@ from ._definitions_model import name_fix
 from ._driving import busy_here, drive_here, runs_moved
 from ._entailment import schema_of
 from ._environment import Environment
-from ._errors import AmbiguousName, AuthoringError, NotAnIRI, UsageError
+from ._errors import AmbiguousName, AuthoringError, LeaseLost, NotAnIRI, UsageError
 from ._gate import Gate
 from ._hydrate import Hydrated
 from ._individuals import place_individuals
@@ -40,7 +40,7 @@ from ._stored_instances import (
     instance_for,
     unfinished,
 )
-from ._stores import Change, Store
+from ._stores import Change, Conflict, Store
 from ._surfaces import Catalog
 from ._trace import Trace
 from ._waits import parse_facts, prepare
@@ -464,6 +464,9 @@ class Agent:
             except NotHeld as e:  # before its first step: its trace says so, and who drives it
                 _refused(runner, wf, foci, e)  # its trace written and closed
                 raise
+            except (Conflict, LeaseLost) as e:  # another writer moved on: its trace says so
+                _stopped(runner, wf, foci, e, worker if held else None)
+                raise
             except BaseException:
                 # stopped short of its end event (a cancel, on_step raising, a store lost):
                 # the events written stand, and the file is closed, not left to the collector
@@ -732,6 +735,9 @@ class Agent:
                         if waiting.stored.status == "blocked"
                         else await runner.resume_instance(waiting)
                     )
+                except (Conflict, LeaseLost) as e:  # another writer moved on: its trace says so
+                    _stopped(runner, wf, [waiting.focus], e, worker)
+                    raise
                 except BaseException:
                     runner.trace.close()  # stopped short of its end: closed, as a run's is
                     raise
@@ -749,6 +755,22 @@ class Agent:
 def _refused(runner: Runner, wf: Workflow, foci: list[URIRef], e: NotHeld) -> None:
     """Write the trace of a run (or resume) ``e`` refused before its first step."""
     runner.refused(wf, foci, "not_held", str(e), e.node, e.holder)
+
+
+def _stopped(
+    runner: Runner,
+    wf: Workflow,
+    foci: list[URIRef],
+    e: Conflict | LeaseLost,
+    worker: Worker | None,
+) -> None:
+    """Close the trace of a run (or resume) another writer stopped mid-way: what stopped it,
+    and which live process holds the focus's claim now, when the world says (a single
+    focus's run on a shared world)."""
+    holder = worker.holder(wf, foci[0]) if worker is not None and len(foci) == 1 else None
+    kind = "conflict" if isinstance(e, Conflict) else "lease_lost"
+    runner.stopped(kind, str(e), holder)
+    runner.trace.close()  # a trace kept nowhere, or not begun: closed all the same
 
 
 class _Begun:

@@ -443,7 +443,7 @@ class Worker:
                 if self._crossed(workflow, [lost])
                 else f"{name(workflow.iri)} for {name(lost)}"
             )
-            holder = self._holder(workflow, lost)
+            holder = self.holder(workflow, lost)
             by = f"process {holder}" if holder else "it"
             raise NotHeld(
                 f"another live process is driving {doing} on this shared world ({by} holds "
@@ -454,7 +454,7 @@ class Worker:
             )
         self._held.extend(_claim_iri(workflow.iri, n) for n in nodes)
 
-    def _holder(self, workflow: Work, node: URIRef) -> str | None:
+    def holder(self, workflow: Work, node: URIRef) -> str | None:
         """Which live process holds ``node``'s claim, ``lane@host:pid`` as it joined (None
         when it recorded none, or let go meanwhile): read once, for the refusal to name it. A
         refused duplicate delivery said "another live process", and a reviewer could not tell

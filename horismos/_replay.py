@@ -459,6 +459,10 @@ class ReplayReport:
     """The trace embedded its world, so reads were answered by that world (and the final
     digest checked); otherwise they were answered from the recording."""
 
+    stopped_by: str | None = None
+    """Of a run another writer stopped mid-way (its trace's ``stopped`` event), what stopped
+    it: the replay stopped at the same place, as the recording did."""
+
     reexecute_withheld: bool = False
     """Re-execution was asked for and not done: the definitions changed since recording, so
     which tools were idempotent then is not known (one declared idempotent since, and not
@@ -490,6 +494,12 @@ class ReplayReport:
         calls = f"{self.substituted} tool call(s) substituted"
         if self.reexecuted:
             calls += f", {self.reexecuted} re-executed"
+        if not self.complete and self.stopped_by is not None:
+            return (
+                f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
+                f"up to where the recorded run was stopped, as it was again: {self.stopped_by}; "
+                f"the final world digest is not checked{changed}"
+            )
         if not self.complete:
             return (
                 f"STOPPED   {self.trace}: {self.steps} step(s) replayed the same ({calls}) "
@@ -572,6 +582,7 @@ async def _replay_events(
         workflow = URIRef(header["workflow"])
     divergence: Divergence | None = None
     stopped = False
+    stopped_by = None
     try:
         if workflow not in agent.definitions.workflows:
             raise recorder.divergence(0, "workflow", str(workflow), None)
@@ -581,7 +592,10 @@ async def _replay_events(
     except _Stopped:
         stopped = True
     except (Conflict, LeaseLost):
-        if not recorder.past_end() or events.ended():
+        said = recorder.expected()
+        if said.get("type") == "stopped":  # the recorded run stopped on this too, and said so
+            stopped_by = f"{said.get('kind')}: {said.get('message')}"
+        elif not recorder.past_end() or events.ended():
             raise
         stopped = True  # the recorded run stopped on this too: its trace has no end
     end = not stopped and (
@@ -603,6 +617,7 @@ async def _replay_events(
         substituted=env.substituted,
         reexecuted=env.reexecuted,
         complete=not stopped,
+        stopped_by=stopped_by,
         against_world=world is not None,
     )
 

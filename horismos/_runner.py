@@ -138,6 +138,22 @@ class Runner(ActionSteps):
         self._emit("end", status="refused", instances={}, world_digest=None)
         self.trace.close()
 
+    def stopped(self, kind: str, message: str, holder: str | None = None) -> None:
+        """Close the trace of a run stopped mid-way because another writer moved its instance
+        on (``kind`` ``conflict``) or took its claims (``lease_lost``): a ``stopped`` event
+        (the message, the ``holder`` of the focus's claim as ``lane@host:pid`` when another
+        live process holds it) and an ``end`` with status ``stopped`` and the instances
+        counted so far; no world digest is asked (the store is another writer's now). The
+        trace ended after its last step with no end, and ``trace show`` and replay read it
+        as a run whose process died. Nothing for a trace kept nowhere, or not begun."""
+        if self.trace.kept_nowhere or not len(self.trace):
+            return
+        self._emit("stopped", kind=kind, message=message, **({"holder": holder} if holder else {}))
+        self._emit(
+            "end", status="stopped", instances=dict(sorted(self.counts.items())), world_digest=None
+        )
+        self.trace.close()
+
     def finished(self, inst: InstanceRun) -> None:
         self.counts[inst.status] = self.counts.get(inst.status, 0) + 1
 

@@ -87,6 +87,15 @@ def timeline(
             if kind == "instance" and "continued_at" not in e:
                 began[str(e.get("instance"))] = str(e.get("workflow"))
         yield from lines
+        if kind == "stopped":  # another writer moved on: the instances it left mid-step
+            for instance, (focus, at) in running.items():
+                yield (
+                    f"  instance {short(instance)[:8]}"
+                    + (f" for {focus}" if focus else "")
+                    + (f" was at {at}" if at else " was at its first step")
+                    + ": what that step did is not in the trace (nothing of it landed), and a"
+                    " call it sent may have acted; " + _where_to_look(store)
+                )
     if kind is not None and kind != "end":
         yield "no end event: the recording stopped here (its process died, or the file was cut)"
         for instance, (focus, at) in running.items():
@@ -226,6 +235,9 @@ def _event_lines(
             f"resume of instance {short(e.get('instance'))[:8]} at {name(str(e.get('step')))}"
             + (f", answered{who} by:" if facts else ", with no facts")
         ] + [f"    {_named_terms(str(f), name)}" for f in facts]
+    if kind == "stopped":  # another writer moved the instance on, or took the claims
+        by = f" (the focus is held by process {e['holder']})" if e.get("holder") else ""
+        return [f"stopped: {e.get('kind')}: {e.get('message')}{by}"]
     if kind == "refused" and "tool" not in e:  # a run refused before its first step
         return [f"refused before its first step: {e.get('kind')}: {e.get('message')}"]
     if kind == "refused":  # a catalog call refused before any call: why
