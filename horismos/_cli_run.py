@@ -38,10 +38,12 @@ from ._cli_common import (
 )
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
-from ._errors import Problem, ShaclMessage, UsageError
+from ._environment import Environment
+from ._errors import HorismosError, Problem, ShaclMessage, UsageError
 from ._intents import held_by_rejected
 from ._model import ActionStep
 from ._outside_policy import outside_policy
+from ._policy import Policy, allowed
 from ._preconditions import why_blocked
 from ._proposal import misconfigured
 from ._proposal import summary as proposal_summary
@@ -49,6 +51,7 @@ from ._records import InstanceRun, Run, StepRecord
 from ._runner import focus_nodes
 from ._stored_instances import find_instance, read_instance
 from ._stores import DEFAULT_STORE
+from ._stores.ox_folder import StoreHeld
 from ._trace import Trace, drop_if_empty, own_file, records_refusal
 from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
@@ -207,7 +210,12 @@ def _run(args: argparse.Namespace, trace: str | None, out_format: str | None) ->
     agent.workflow(args.workflow)
     # a store not made yet is made only to load --world into: else the run would find no
     # focus in it and leave an empty store behind at what may be a mistyped path
-    with open_for_writing(args.store, "run", create=bool(args.world)) as world:  # let go
+    try:
+        opened = open_for_writing(args.store, "run", create=bool(args.world))
+    except StoreHeld as e:  # another process has the store: its trace says so, and which
+        _store_held(agent, args, trace, e)
+        raise
+    with opened as world:  # let go
         beside: World | None = world  # what the warnings are held to (run_warnings)
         if args.world:
             load_world_beside(world, args.world, args.store, "a run")
@@ -270,6 +278,38 @@ def _run(args: argparse.Namespace, trace: str | None, out_format: str | None) ->
                 file=sys.stderr,
             )
         return EXIT[run.status]
+
+
+def _store_held(agent: Agent, args: argparse.Namespace, trace: str | None, e: StoreHeld) -> None:
+    """Write the ``--trace`` of a run refused because another process holds its on-disk
+    store open, as a run refused because another drives its focus writes one: a header (the
+    store named as given), a ``refused`` event of kind ``store_held`` with the ``holder``
+    when the system says which process it is, and ``end: refused``. The second of two runs
+    on one ``oxigraph:PATH`` left no trace, and a reviewer of the event could not tell it had
+    come at all. A focus that does not read as a name is left out of it (nothing ran on it)."""
+    if not trace:
+        return
+    workflow = agent.workflow(args.workflow)
+    try:
+        foci = [agent.definitions.expand(args.focus)] if args.focus else []
+    except (KeyError, HorismosError):
+        foci = []
+    runner = agent.runner(
+        World.open("memory"),
+        trace,
+        Environment(),
+        recorded=False,
+        policy=Policy(allowed(args.allow.split(","))),
+    )
+    runner.refused(
+        workflow,
+        foci,
+        "store_held",
+        str(e),
+        foci[0] if foci else None,
+        e.holder,
+        store=args.store,
+    )
 
 
 def _no_trace_written(trace: str, inst: InstanceRun, given: str) -> None:

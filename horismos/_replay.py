@@ -741,11 +741,18 @@ def call_trace(source: str) -> str:
 
 def refused_run(source: str, refused: Mapping[str, Any]) -> str:
     """Why the trace of a run refused before its first step (another run drove its focus:
-    a duplicate delivery) is not replayed: nothing ran, so there is nothing to decide again."""
+    a duplicate delivery; or another process held its store open) is not replayed: nothing
+    ran, so there is nothing to decide again."""
+    held = "its store" if refused.get("kind") == "store_held" else "the focus"
+    why = (
+        "another process held its store open"
+        if held == "its store"
+        else ("another run drove its focus")
+    )
     return (
         f"{source}: this trace records a run refused before its first step "
-        f"({refused.get('kind')}: another run drove its focus), so nothing ran and there is "
-        "nothing to replay; `horismos trace show` says which process held the focus, and that "
+        f"({refused.get('kind')}: {why}), so nothing ran and there is "
+        f"nothing to replay; `horismos trace show` says which process held {held}, and that "
         "process's trace records what ran"
     )
 

@@ -69,9 +69,11 @@ class Runner(ActionSteps):
         *,
         world_digest: str | None,
         snapshot: str | None = None,
+        store: str | None = None,
     ) -> None:
         """The first event: what runs, on which world (its digest; its N-Quads only when
-        ``snapshot`` is given), under which definitions."""
+        ``snapshot`` is given; ``store``: the store's name, when the run's own never opened),
+        under which definitions."""
         fields: dict[str, Any] = {}
         if snapshot is not None:
             fields["snapshot"] = {"format": "application/n-quads", "data": snapshot}
@@ -82,7 +84,7 @@ class Runner(ActionSteps):
             focus=[str(f) for f in focus],
             definitions_digest=self.defs.digest,
             world_digest=world_digest,
-            store=self.store.name,
+            store=store or self.store.name,
             policy=self.policy.to_json(),
             started=self.env.now().isoformat(),
             **(self.ran_by or {}),
@@ -116,23 +118,26 @@ class Runner(ActionSteps):
         focus: list[URIRef],
         kind: str,
         message: str,
-        node: URIRef,
+        node: URIRef | None,
         holder: str | None,
+        store: str | None = None,
     ) -> None:
         """The trace of a run refused before its first step because another run drives its
-        focus (``kind`` ``not_held``): its header, a ``refused`` event (the focus, the
-        ``holder`` as ``lane@host:pid`` when known, the message) and an ``end`` with status
-        ``refused``; no world digest is asked (nothing ran). A duplicate delivery refused so
-        left no artefact: the trace given to it was never written, and a reviewer could not
-        tell it had come at all. None for a trace kept nowhere."""
+        focus (``kind`` ``not_held``), or another process holds its store open (``kind``
+        ``store_held``, ``store`` its name: this run's never opened): its header, a
+        ``refused`` event (the focus, the ``holder`` as ``lane@host:pid`` or ``pid N
+        (command)`` when known, the message) and an ``end`` with status ``refused``; no world
+        digest is asked (nothing ran). A duplicate delivery refused so left no artefact: the
+        trace given to it was never written, and a reviewer could not tell it had come at
+        all. None for a trace kept nowhere."""
         if self.trace.kept_nowhere or len(self.trace):
             return
-        self.header(workflow, focus, world_digest=None)
+        self.header(workflow, focus, world_digest=None, store=store)
         self._emit(
             "refused",
             kind=kind,
             message=message,
-            focus=str(node),
+            **({"focus": str(node)} if node is not None else {}),
             **({"holder": holder} if holder else {}),
         )
         self._emit("end", status="refused", instances={}, world_digest=None)

@@ -67,7 +67,14 @@ from .._errors import UsageError
 from .backup_folder import into_fresh_folder
 from .base import Progress, StoreError
 from .ox_files import may_hold_blank_nodes
-from .ox_folder import HELD, HELD_HERE, open_refused, refuse_folder_of_files, waiting_for_lock
+from .ox_folder import (
+    HELD,
+    HELD_HERE,
+    held_refused,
+    open_refused,
+    refuse_folder_of_files,
+    waiting_for_lock,
+)
 from .ox_terms import Encoded, is_runtime, ox_line
 from .oxigraph import OxigraphStore
 from .update_text import pinned
@@ -323,10 +330,10 @@ class JournalStore(OxigraphStore):
             raise
         except OSError:
             os.close(self._lock_fd)
-            why = HELD_HERE if here in _LOCKED_HERE else HELD
-            raise UsageError(
-                f"cannot open the store at {folder}: {folder / LOCK} is locked ({why})"
-            ) from None
+            said = f"cannot open the store at {folder}: {folder / LOCK} is locked"
+            if here in _LOCKED_HERE:
+                raise UsageError(f"{said} ({HELD_HERE})") from None
+            raise held_refused(f"{said} ({HELD})", folder / LOCK) from None
         _LOCKED_HERE.add(here)
         self._here = here
         super().__init__()

@@ -9,6 +9,7 @@ be held, not left as RocksDB's or the lock's own message.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +22,12 @@ from .._os_words import written
 __all__ = [
     "HELD",
     "HELD_HERE",
+    "StoreHeld",
     "held_elsewhere",
     "held_here",
+    "held_refused",
     "is_held",
+    "lock_holder",
     "open_refused",
     "refuse_folder_of_files",
     "waiting_for_lock",
@@ -45,6 +49,56 @@ HELD_HERE = (
     "it before opening the store again"
 )
 """Why a store on disk this very process holds is refused: no other process to wait for."""
+
+
+class StoreHeld(UsageError):
+    """An on-disk store another process holds open, so this one could not open it.
+
+    ``holder``: that process, ``pid N (its command line)``, when the system says who holds
+    the lock (Linux's ``/proc/locks``); None when it does not. A ``run --trace`` refused so
+    writes its trace, as a run refused because another drives its focus does."""
+
+    def __init__(self, message: str, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+def lock_holder(lock: Path) -> str | None:
+    """The process that holds ``lock`` (RocksDB's ``LOCK``, a journal's), as ``pid N
+    (command)``, from Linux's ``/proc/locks``; None elsewhere, or when no other process
+    holds it. Why: "a process holds it open" left an operator to find which, with ``lsof``,
+    before deciding to wait for a long run or stop a forgotten ``serve``."""
+    try:
+        st = lock.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    at = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        # "1: POSIX  ADVISORY  WRITE 32707 fe:00:2146576 0 EOF"; a waiter's line has "->"
+        fields = line.split()
+        if len(fields) < 6 or "->" in fields or fields[5] != at or not fields[4].isdigit():
+            continue
+        pid = int(fields[4])
+        if pid == os.getpid():
+            continue
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return f"pid {pid}"
+        command = " ".join(a.decode(errors="replace") for a in argv if a)
+        if len(command) > 160:
+            command = command[:157] + "..."
+        return f"pid {pid} ({command})" if command else f"pid {pid}"
+    return None
+
+
+def held_refused(message: str, lock: Path) -> StoreHeld:
+    """The refusal of a store another process holds: ``message``, then which process it is
+    when the system says."""
+    holder = lock_holder(lock)
+    said = f"{message}; held by {holder}" if holder else message
+    return StoreHeld(said, holder)
 
 
 def refuse_folder_of_files(path: Path, kind: str = "oxigraph") -> None:
@@ -82,6 +136,8 @@ def open_refused(path: Path | None, e: OSError) -> UsageError:
     held = f" ({HELD_HERE})" if held_here(e) else f" ({HELD})" if is_held(e) else ""
     disk = written(e)
     said = f"{disk[0]} ({e}); {disk[1]}" if disk else f"{e}{held}"
+    if path is not None and held_elsewhere(e) and not disk:
+        return held_refused(f"cannot open the store at {path}: {said}", path / _LOCK)
     return UsageError(f"cannot open the store at {path}: {said}")
 
 
