@@ -65,7 +65,7 @@ from ._renamed_tools import (
 from ._step_records import IS_TYPE, n3, version_guard
 from ._stored_instances import short_id
 from ._stores import Change, Conflict, StoreError
-from ._stores.base import ReadAhead
+from ._stores.base import INSTANCES, ReadAhead
 from ._tool_calls import ToolCalls, python_value
 from ._unrecorded import unrecorded
 from ._vocab import HORIS
@@ -402,6 +402,9 @@ class ActionSteps(ToolCalls):
         formers = self.former_names_of(tool) if self.binds_doubts else ()
         if at is not None:  # a catalog call's intent is at its doubt node: nobody else's there
             quads.append(calling(at))
+            # who makes it (lane@host:pid), as an instance stores who started it: a call left
+            # in doubt has no instance, and `instances` listed it `by -`
+            quads += [(at, p, o, INSTANCES) for p, o in self._started_by]
             if self.binds_doubts:  # a tool renamed while it is in doubt is held there
                 quads.append(binding_mark(at, tool))
             absent: tuple[tuple, ...] = (held(at),)

@@ -178,7 +178,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
                         "since": d.started or None,
                         "why": call_said(d),
                         "error_kind": "outcome_unknown",
-                        "started_by": None,
+                        "started_by": d.started_by,
                         "live": None,
                         "reconciled": [],
                         "in_doubt": [
@@ -226,7 +226,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             "in_doubt",
             "-",
             (d.started or "-")[:19],
-            "-",
+            d.started_by or "-",
             _short(call_said(d)),
         )
         for d in calls

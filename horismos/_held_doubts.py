@@ -53,6 +53,9 @@ class HeldDoubt:
     in_flight: bool = False
     """A catalog call whose intent still says it is being made: its process was killed
     mid-call (or, on a world other processes share, is making it now)."""
+    started_by: str | None = None
+    """A catalog call's: the process that made it, ``lane@host:pid`` (None when its intent
+    recorded none: made before it was, or a step's, whose instance says it)."""
 
     @property
     def catalog_call(self) -> bool:
@@ -107,10 +110,12 @@ def held_doubts(store: Store) -> dict[URIRef, list[HeldDoubt]]:
     first. One query over the doubt nodes, however many instances are listed."""
     found: dict[URIRef, list[HeldDoubt]] = {}
     for r in store.select(
-        f"""SELECT ?d ?i ?tool ?step ?started ?args ?running WHERE {{ GRAPH <{INSTANCES}> {{
+        f"""SELECT ?d ?i ?tool ?step ?started ?args ?running ?by WHERE {{
+            GRAPH <{INSTANCES}> {{
             ?d a horis:StepExecution ; horis:instance ?i ; horis:tool ?tool .
             FILTER (STRSTARTS(STR(?d), "{DOUBT}"))
             OPTIONAL {{ ?d horis:status ?running }}
+            OPTIONAL {{ ?d horis:startedBy ?by }}
             OPTIONAL {{ ?d horis:step ?step }}
             OPTIONAL {{ ?d prov:startedAtTime ?started }}
             OPTIONAL {{ ?d rdfs:comment ?args }} }} }}""",
@@ -130,6 +135,7 @@ def held_doubts(store: Store) -> dict[URIRef, list[HeldDoubt]]:
                 str(r.get("started", "")),
                 str(r.get("args", "[]")),
                 in_flight="running" in r,
+                started_by=str(r["by"]) if "by" in r else None,
             )
         )
     for doubts in found.values():

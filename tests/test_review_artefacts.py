@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -146,11 +147,15 @@ def test_a_tools_call_killed_mid_call_is_listed_by_instances_until_reconciled(
     _, row = listed.stdout.splitlines()
     assert row.split()[1:5] == ["(tools", "call)", "-", "in_doubt"], row
     assert " in_doubt " in row and "its process stopped mid-call" in row, row
+    # by the process that made it, as a run's instance names its own (it said `by -`)
+    by = f"@{socket.gethostname()}:{killed.pid}"
+    assert by in row, row
     assert "`horismos tools reconcile t.bill … --args '{\"order\": \":o1\"}'`" in row, row
     as_json = json.loads(
         horismos_forked(tmp_path, "instances", *store, "--format", "json", env=env).stdout)
     (only,) = as_json
     assert only["catalog_call"] and only["status"] == "in_doubt", only
+    assert only["started_by"].endswith(by), only
     assert only["instance"].startswith("urn:horismos:call:")
     assert only["in_doubt"][0]["args"] == [{"order": "<http://example.org/pay#o1>"}]
     shown = horismos_forked(tmp_path, "trace", "show", "c.jsonl", "pay.ttl", env=env)
