@@ -54,7 +54,7 @@ import shlex
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any, cast
@@ -103,6 +103,7 @@ __all__ = [
     "outlast",
     "read_intent",
     "reconcile_args",
+    "reconcile_in_python",
     "settling_at",
     "yields_to",
 ]
@@ -213,7 +214,8 @@ class Intent:
             clear = (
                 f"; until then further calls of {tool.name}{on} are held in doubt, in every "
                 f"lane: once checked, clear them with `horismos tools reconcile {tool.name} … "
-                f"--args {given or 'JSON'}` on the same store"
+                f"--args {given or 'JSON'}` on the same store "
+                f"({reconcile_in_python(tool, given)} in Python)"
             )
         return OutcomeUnknown(
             f"{tool.name} was called at {step_name} (started {self.started}, arguments "
@@ -390,9 +392,22 @@ def doubt_message(
         f"{tool.name}{on} are not made. Check with "
         "the system it acts on whether that call took effect, record what happened in the "
         f"world if it did, then clear this with `horismos tools reconcile {tool.name} … --args "
-        f"{given or 'JSON'}` on the same store"
+        f"{given or 'JSON'}` on the same store ({reconcile_in_python(tool, given)} in Python)"
         + ("" if persistent else " (a world kept in memory clears when its process restarts)")
     )
+
+
+def reconcile_in_python(tool: Tool, given: str | None = None) -> str:
+    """The call of the Python API that clears a call of ``tool`` in doubt, as ``tools
+    reconcile`` clears it from the command line: ``given``, that command's ``--args`` (shell
+    quoted JSON, :func:`reconcile_args`), as the dict it takes; ``args`` when not known. A
+    service calling :meth:`~horismos.Agent.run` or the catalog met an error naming only the
+    command, and had to find the method it stands for."""
+    args = "args"
+    if given is not None:
+        with suppress(ValueError, IndexError):
+            args = repr(json.loads(shlex.split(given)[0]))
+    return f"`agent.catalog.reconcile({tool.name!r}, {args}, world)`"
 
 
 def held_by_rejected(

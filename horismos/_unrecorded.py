@@ -13,7 +13,10 @@ paused, or away from the store) is the same: it said only that "nothing of it la
 
 from __future__ import annotations
 
+import json
+
 from ._errors import LeaseLost, OutcomeUnknown
+from ._intents import doubt_key, reconcile_args, reconcile_in_python
 from ._model import Tool
 from ._records import StepRecord
 from ._stores import StoreError
@@ -54,8 +57,19 @@ def unrecorded(
             f"{'' if isinstance(e, LeaseLost) or e.repeats else 'once the store is back, '}"
             "the call is held in doubt "
             f"and {tool.name} is not called again on "
-            "that subject until `horismos tools reconcile` clears it"
+            "that subject until `horismos tools reconcile` clears it "
+            f"({reconcile_in_python(tool, _given(tool, rec))} in Python)"
         )
     if isinstance(e, LeaseLost):
         return LeaseLost(f"{e}\n  {after}")
     return StoreError(f"{e}\n  {after}", status=e.status)
+
+
+def _given(tool: Tool, rec: StepRecord) -> str | None:
+    """The arguments that clear ``rec``'s one call in doubt, as ``tools reconcile`` takes
+    them, each node by its full IRI (no definitions here to name it by); None for several
+    calls (a forEach step's), or arguments that cannot be told."""
+    if len(rec.args) != 1:
+        return None
+    (call,) = rec.args
+    return reconcile_args(tool, doubt_key(tool, call), json.dumps([call]), lambda n: n.n3())
