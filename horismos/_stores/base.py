@@ -373,7 +373,12 @@ class Store:
 
 class WrappedStore(Store):
     """``inner`` seen through a wrapper that changes a few operations (a worker's fenced
-    commits, a run's recorded reads): everything it does not override goes to ``inner``."""
+    commits, a run's recorded reads): everything it does not override goes to ``inner``.
+
+    All but :meth:`~Store.held`, left to the base, which asks :meth:`solutions` once for each
+    binding: answered the same, and through the wrapper, so a run's recorded reads note each
+    (sent to ``inner`` at once, none would be recorded). Only
+    ``wake`` asks it, of a store it opened itself, never wrapped."""
 
     def __init__(self, inner: Store) -> None:
         self.inner = inner
