@@ -630,7 +630,7 @@ class ActionSteps(ToolCalls):
             f"{e}; its endpoint is down for now, so {self.defs.name(step.iri)} is blocked, "
             "not failed: once the endpoint answers, `horismos "
             f"resume … --instance {short_id(inst.instance)}` calls it again (as `horismos run "
-            f"… --focus {self.defs.name(inst.focus)}` does)",
+            f"… --focus {self.defs.name(inst.focus)}` and each pass of `horismos wake` do)",
             step=str(step.iri),
             tool=str(tool.iri),
         )

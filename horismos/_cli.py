@@ -93,7 +93,8 @@ COMMANDS: list[Command] = [
     Command(
         "wake",
         "resume every wait that is due (its timeout passed, or its horis:until "
-        "holds): for cron or a systemd timer",
+        "holds), and every instance blocked where its endpoint was down: for cron or a "
+        "systemd timer",
         wake_arguments,
         cmd_wake,
     ),

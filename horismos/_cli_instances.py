@@ -37,7 +37,7 @@ from ._cli_common import (
 from ._cli_lent_world import LentWorld, end_lend
 from ._cli_run import RunView
 from ._definitions import Definitions, load_definitions
-from ._due_waits import due_waits_at
+from ._due_waits import due_waits_at, unreached_blocked
 from ._errors import Problem, ToolError, Unreachable, UsageError
 from ._held_doubts import HeldDoubt, held_doubts
 from ._instances import STATUSES, InstanceSummary
@@ -404,7 +404,9 @@ def wake_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = (
         "exit codes: 0 every woken instance went on (or none was due, or it waits again), "
         "1 one failed, 2 usage error, or one not woken as its binding was not reached (an "
-        "MCP server down: it stays waiting and the next pass wakes it), 4 one was blocked "
+        "MCP server down: it stays waiting and the next pass wakes it), or one blocked "
+        "where its endpoint was down still not reaching it (the next pass tries it "
+        "again), 4 one was blocked "
         "(as run and resume exit for it), or not woken, its binding or proposal model "
         "refused (a host outside --allow-host)"
     )
@@ -482,7 +484,10 @@ def cmd_wake(args: argparse.Namespace) -> int:
             "woken do would be lost and done again next time: give --out F (then go on "
             "from F), or a persistent --store"
         )
-    due = due_waits_at(agent.definitions, world.store, dt.datetime.now(dt.UTC))
+    due: list[tuple[URIRef, WaitStep | None]] = [
+        *due_waits_at(agent.definitions, world.store, dt.datetime.now(dt.UTC)),
+        *((iid, None) for iid in unreached_blocked(world.store)),  # tried again each pass
+    ]
     if not due:
         print("no wait is due")
     ended: set[str] = set()
@@ -490,7 +495,8 @@ def cmd_wake(args: argparse.Namespace) -> int:
     view = RunView(agent.definitions, quiet=args.quiet, world=world)
     with written_back(world, agent.definitions, args.out, out_format):
         for iid, at in due:
-            if not args.quiet:  # as `resume` says it: before the steps ahead of the wait act
+            if not args.quiet and at is not None:  # as `resume` says it: before the steps
+                # ahead of the wait act
                 for problem in _woken_outside_policy(agent.definitions, at, args.allow):
                     if str(problem) not in said:
                         said.add(str(problem))
@@ -525,7 +531,10 @@ def cmd_wake(args: argparse.Namespace) -> int:
             finally:  # refused before its header: no trace, as before own_file made one
                 drop_if_empty(kept)
             view.summary(run, table=False)
-            ended.add(run.status)
+            unreached = run.status == "blocked" and isinstance(
+                run.instances[-1].error if run.instances else None, Unreachable
+            )  # its endpoint still down: the next pass tries it again
+            ended.add("unreached" if unreached else run.status)
     # a wait woken into another wait went on, as the timer meant: only these are news; an
     # instance not reached exits as the error it is in run and resume, under a blocked one
     # (which needs a person, where the next pass retries it)

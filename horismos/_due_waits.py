@@ -24,7 +24,7 @@ from ._stores import Store
 from ._stores.base import INSTANCES
 from ._vocab import NS, PROV
 
-__all__ = ["due_waits", "due_waits_at"]
+__all__ = ["due_waits", "due_waits_at", "unreached_blocked"]
 
 
 def due_waits(defs: Definitions, store: Store, now: dt.datetime) -> list[URIRef]:
@@ -75,6 +75,25 @@ def due_waits_at(
     ]
     due.sort(key=lambda d: (d[0], d[1]))  # the longest waiting first
     return [(URIRef(iid), step) for _, iid, step in due]
+
+
+def unreached_blocked(store: Store) -> list[URIRef]:
+    """The instances blocked at a step whose call did not reach its endpoint (``horis:errorKind
+    "not_sent"``: an HTTP endpoint or MCP server down, nothing sent), the longest blocked
+    first: ``wake`` tries each again at every pass, as it wakes a due wait, so one woken into
+    an outage goes on once the endpoint answers; before, only a person's ``resume`` did, and
+    a service woken by cron left it blocked for good. Read from the blocked instances only."""
+    found: dict[URIRef, str] = {}
+    for r in store.select(
+        f"""
+        SELECT ?i ?at WHERE {{ GRAPH <{INSTANCES}> {{
+            ?i horis:status horis:Blocked ; horis:errorKind "not_sent" .
+            OPTIONAL {{ ?i horis:blockedAt ?at }} }} }}""",
+        {},
+        {"horis": NS},
+    ):
+        found[cast(URIRef, r["i"])] = str(r.get("at", ""))
+    return sorted(found, key=lambda iid: (found[iid], str(iid)))
 
 
 def _waiting(store: Store) -> dict[URIRef, tuple[URIRef | None, dict[str, Node]]]:

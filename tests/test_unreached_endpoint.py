@@ -360,3 +360,30 @@ def test_an_approved_call_never_sent_keeps_its_approval(endpoint, tmp_path, idem
     done = agent.resume(world, run.instance)
     assert done.status == "completed", done.error
     assert endpoint.received == [{"patient": str(EX.p1)}]
+
+
+def test_wake_tries_it_again_each_pass_until_the_endpoint_answers(endpoint, tmp_path):
+    # A service woken by cron: the instance blocked where its endpoint was down stayed
+    # blocked for good, since wake woke only due waits and only a person's resume went on.
+    load(tmp_path, endpoint.url)
+    store = ["--store", "oxigraph:store"]
+    first = ["run", "defs.ttl", "--world", "world.ttl", *store, "--workflow", str(EX.Direct),
+             "--focus", str(EX.p1)]
+    ran = horismos_forked(tmp_path, *first)
+    assert ran.returncode == 4, ran.stdout + ran.stderr
+    still = horismos_forked(tmp_path, "wake", "defs.ttl", *store)
+    assert still.returncode == 2, still.stdout + still.stderr  # not reached, as run exits
+    assert "Traceback" not in still.stderr
+    assert "each pass of `horismos wake`" in still.stdout, still.stdout
+    listed = horismos_forked(tmp_path, "instances", "defs.ttl", *store, "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    assert row["status"] == "blocked" and endpoint.received == []
+    endpoint.start()
+    woken = horismos_forked(tmp_path, "wake", "defs.ttl", *store)
+    assert woken.returncode == 0, woken.stdout + woken.stderr
+    assert endpoint.received == [{"patient": str(EX.p1)}]
+    listed = horismos_forked(tmp_path, "instances", "defs.ttl", *store, "--format", "json")
+    assert [r["status"] for r in json.loads(listed.stdout)] == ["completed"]
+    again = horismos_forked(tmp_path, "wake", "defs.ttl", *store)
+    assert again.returncode == 0 and "no wait is due" in again.stdout, again.stdout
+    assert endpoint.received == [{"patient": str(EX.p1)}]
