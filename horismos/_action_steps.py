@@ -604,8 +604,10 @@ class ActionSteps(ToolCalls):
         used: Sequence[tuple],
     ) -> tuple[StepRecord, URIRef | None] | None:
         """The step blocked, to be tried again, when its call did not reach its endpoint
-        (:class:`Unreachable`: an HTTP endpoint or MCP server down, nothing sent) and it
-        declares no ``horis:onError``: failed, the instance was over for good, though nothing
+        (:class:`Unreachable`: an HTTP endpoint or MCP server down, nothing sent; or its
+        ``horis:timeout`` ran out while the connection was still being made, which of the two
+        comes first a race on a host that drops what is sent to it) and it declares no
+        ``horis:onError``: failed, the instance was over for good, though nothing
         of the call or the world was wrong, and the step woken from a wait lost its answer.
         None, and the step fails as any other, where an onError is declared (it fires), a call
         of its horis:forEach was answered (it may have acted: not made again), or the call is
@@ -613,7 +615,7 @@ class ActionSteps(ToolCalls):
         never made."""
         if (
             not self.blocks_unreached
-            or not isinstance(e, Unreachable)
+            or not (isinstance(e, Unreachable) or _never_connected(e, tool))
             or step.on_error is not None
             or rec.result
             or inst.workflow not in self.defs.workflows
@@ -698,3 +700,14 @@ class ActionSteps(ToolCalls):
                 predicates=self.gate.first_reads(tool) if subject else None,
             )
         return ahead
+
+
+def _never_connected(e: RunError, tool: Tool) -> bool:
+    """Whether ``e`` is the timeout of an HTTP or MCP call whose connection was still being
+    made: the endpoint did not answer in time, as one down does (a Python tool not yet entered
+    is the run's own delay, not an endpoint's)."""
+    return (
+        isinstance(e, ToolTimeout)
+        and not e.sent
+        and tool.binding.startswith(("http://", "https://", "mcp://"))
+    )

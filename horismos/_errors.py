@@ -277,9 +277,12 @@ class ToolError(RunError):
 
 
 class ToolTimeout(ToolError):
-    """The tool did not answer within its ``horis:timeout``; a late answer is discarded."""
+    """The tool did not answer within its ``horis:timeout``; a late answer is discarded.
+    ``sent``: False when the call never left (an HTTP or MCP tool's connection still being
+    made when the timeout ran out): it did not act."""
 
     kind = "timeout"
+    sent = True
 
 
 class NotSent(ToolError):

@@ -276,6 +276,7 @@ class ToolCalls(StepRecording):
                             step=str(step.iri),
                             tool=str(tool.iri),
                         )
+                        last.sent = attempt.sent
                     else:  # the tool's own: a request of its that timed out, say
                         last = ToolError(
                             f"{tool.name} raised TimeoutError: {e}",

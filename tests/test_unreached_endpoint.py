@@ -387,3 +387,27 @@ def test_wake_tries_it_again_each_pass_until_the_endpoint_answers(endpoint, tmp_
     again = horismos_forked(tmp_path, "wake", "defs.ttl", *store)
     assert again.returncode == 0 and "no wait is due" in again.stdout, again.stdout
     assert endpoint.received == [{"patient": str(EX.p1)}]
+
+
+def test_an_endpoint_that_never_accepts_is_blocked_whichever_timeout_comes_first(
+        endpoint, tmp_path):
+    # A host that drops what is sent to it (here a socket whose queue is full, which never
+    # accepts): the step's 5 s ran out while it connected, a ToolTimeout "was not sent", and
+    # the instance failed for good; had the connection's own timeout come first, the same
+    # outage was an Unreachable, and blocked. Nothing was sent either way.
+    import socket
+
+    with socket.socket() as deaf:
+        deaf.bind(("127.0.0.1", 0))
+        deaf.listen(0)
+        port = deaf.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)):  # the queue is full now
+            agent, world = load(tmp_path, f"http://127.0.0.1:{port}/queue")
+            run = agent.run(world, workflow=EX.Direct, focus=EX.p1)
+    assert run.status == "blocked", run.error
+    (step,) = run.steps
+    assert "was not sent within 5s" in str(step.error), step.error
+    assert "blocked, not failed" in str(step.error)
+    (listed,) = world.instances()
+    assert listed.status == "blocked" and listed.error_kind == "not_sent"
+    assert (EX.p1, EX.queueRef, None) not in world.graph  # nothing of the call landed
