@@ -169,6 +169,7 @@ class _Builder(
         self.check_own_writes()
         self.check_replaced_values()
         self.check_refused_answers()
+        self.check_refused_requirements()
         self.check_later_writes()
         self.check_unclosed_guards()
         self.check_error_routes()

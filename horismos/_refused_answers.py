@@ -42,7 +42,7 @@ from ._preconditions import group_triples
 from ._shacl import Targets, deactivated
 from ._shape_counts import single_values
 
-__all__ = ["Refused", "refused_answers"]
+__all__ = ["Refused", "focus_types", "refused_answers", "refused_requirements"]
 
 _THIS = Variable("this")
 
@@ -123,10 +123,7 @@ def refused_answers(
     waits = [s for s in steps.values() if isinstance(s, WaitStep) and s.until is not None]
     if not waits:
         return
-    types: dict[URIRef, set[URIRef]] = {}
-    for wf in workflows.values():
-        for s in wf.reachable():
-            types.setdefault(s.iri, set()).add(wf.focus_type)
+    types = focus_types(workflows)
     held, single = written_before(workflows)[0], list(single_values(g))
     for wait in sorted(waits, key=lambda w: str(w.iri)):
         found: dict[URIRef, Refused] = {}
@@ -144,6 +141,48 @@ def refused_answers(
                 found[p] = refused
         for p in sorted(found, key=str):
             yield wait, found[p]
+
+
+def focus_types(workflows: Mapping[URIRef, Workflow]) -> dict[URIRef, set[URIRef]]:
+    """The focus types of the workflows that reach each step: the classes ?this is of there."""
+    types: dict[URIRef, set[URIRef]] = {}
+    for wf in workflows.values():
+        for s in wf.reachable():
+            types.setdefault(s.iri, set()).add(wf.focus_type)
+    return types
+
+
+def refused_requirements(
+    step: URIRef,
+    algebra: Any,
+    types: Mapping[URIRef, set[URIRef]],
+    g: Graph,
+    targets: Targets,
+    refuses: Callable[[Node, Node], str | None],
+) -> Iterator[Refused]:
+    """Each fixed value a step's pattern (a ``horis:requires``, a decision rule's) requires of
+    ?this, ``?this :riskLevel "high"``, that the domain shapes judging the focus refuse by the
+    value alone (``sh:in ( "LOW" "MEDIUM" "HIGH" )``), once a property: no focus that meets
+    the shapes holds it, so the pattern never holds.
+
+    Why: the decision routing high-risk changes to the board's approval tested ``"high"``,
+    the score tool wrote ``"HIGH"`` (the only spelling the shape lets land), so the rule never
+    held and every high-risk change was applied through ``horis:otherwise``, unapproved. It
+    validated. Only what every solution needs is read, as for a wait's until
+    (:func:`refused_answers`)."""
+    seen: set[URIRef] = set()
+    for s, p, o in sorted(group_triples(algebra, every=True), key=str):
+        if s != _THIS or not isinstance(p, URIRef) or p == RDF.type or p in seen:
+            continue
+        if isinstance(o, Variable):
+            continue
+        shapes: set[URIRef] = set(targets.by_subject_of.get(p, set()))
+        for t in types.get(step, ()):
+            shapes |= targets.by_class.get(t, set())
+        refused = _refused_alone(g, shapes, (s, p, o), refuses)
+        if refused is not None:
+            seen.add(p)
+            yield refused
 
 
 def _refused_alone(

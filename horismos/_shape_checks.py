@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import cast
 
 from rdflib import OWL, RDF, RDFS, SH, XSD, BNode, Graph, Literal, URIRef
+from rdflib.collection import Collection
 from rdflib.term import Node
 
 from ._closed_terms import unknown_terms
@@ -32,10 +33,10 @@ from ._datatypes import (
 from ._effect_shapes import refusing
 from ._errors import Problem
 from ._listed_values import refused_members
-from ._model import Tool
+from ._model import ActionStep, DecisionStep, Tool
 from ._prefix_clash import NearMiss, PrefixClash, misbound, prefix_clashes
 from ._rdf_lists import unended_list
-from ._refused_answers import refused_answers
+from ._refused_answers import focus_types, refused_answers, refused_requirements
 from ._shacl import deactivated, path_properties
 from ._shape_datatypes import datatype_slips
 from ._shape_hazards import landing_tools
@@ -140,23 +141,105 @@ class ShapeChecks(ValueListChecks):
         lists ``sh:in ( :Scheduled :Deployed )``, or allows one status the step before wrote.
         Resume refused the answer, and the instance waited for ever. At the property's line."""
 
-        def refuses(pshape: Node, value: Node) -> str | None:
-            misled = lambda ps: (w := self.wrong_listed(ps)) is not None and w.every  # noqa: E731
-            unheld, n = self.unheld_datatype, self.n
-            return refusing(self.g, pshape, value, n, self.unknown_datatype, unheld, misled)
-
         for wait, r in refused_answers(
             self.defs.steps,
             self.defs.workflows,
             self.g,
             self.defs.domain_targets,
             self.defs.classes_of,
-            refuses,
+            self.refuses_alone,
         ):
             severity, message, hint = r.words(self.n, self.sparql_term, bool(wait.timeout))
             prop = re.escape(self.n(r.triple[1])), re.escape(str(r.triple[1]))
             needle = rf"(?:{prop[0]}|<{prop[1]}>)(?![\w-])"
             self.at_text(severity, needle, wait.iri, message, hint, (wait.iri, HORIS.until))
+
+    def check_refused_requirements(self) -> None:
+        """A step's ``horis:requires`` or a decision rule requiring of ?this a value the domain
+        shapes refuse by the value alone (:func:`~._refused_answers.refused_requirements`):
+        ``?this :riskLevel "high"`` under ``sh:in ( "LOW" "MEDIUM" "HIGH" )``. No focus that
+        meets the shapes holds it, so the rule never held and every high-risk change took
+        ``horis:otherwise``, unapproved. A warning at the value's line, with the listed
+        spelling to write."""
+        types = focus_types(self.defs.workflows)
+        for owner, holder, pred, pre in self.patterns:
+            step = self.defs.steps.get(owner) if isinstance(owner, URIRef) else None
+            if pred != HORIS.requires or not isinstance(step, (ActionStep, DecisionStep)):
+                continue
+            for r in refused_requirements(
+                step.iri,
+                pre.select.algebra,
+                types,
+                self.g,
+                self.defs.domain_targets,
+                self.refuses_alone,
+            ):
+                _, prop, value = r.triple
+                if self.range_refuses(prop, value):
+                    continue  # said of the range, with what to write (check_pattern_datatypes)
+                p, shape, written = self.n(prop), self.n(r.shape), self.sparql_term(value)
+                why = (
+                    f"shape {shape} is closed (sh:closed true) and names {p} in no sh:property"
+                    " nor sh:ignoredProperties"
+                    if r.closed
+                    else f"shape {shape} requires {r.why} of {p}"
+                )
+                if isinstance(step, DecisionStep):
+                    rule = next((x for x in step.rules if x.requires is pre), None)
+                    later = [x for x in step.rules if rule is not None and x.order > rule.order]
+                    after = list(dict.fromkeys(x.next for x in later))
+                    ways = [self.n(x) for x in after] + (
+                        [f"horis:otherwise {self.n(step.otherwise)}"] if step.otherwise else []
+                    )
+                    outcome = "this rule never holds: every instance goes on " + (
+                        f"at {_or(ways)}" if ways else "nowhere: the instance fails"
+                    )
+                else:
+                    outcome = "the step never fires: every instance stops there, blocked"
+                meant = self.listed_spelling(r.shape, prop, value)
+                self.at_text(
+                    "warning",
+                    re.escape(written),
+                    owner,
+                    f"{self.n(pred)} requires ?this to hold {p} {written}, but {why}: no node "
+                    f"that meets the shapes holds that value (a tool's result giving it is "
+                    f"rejected by the gate), so {outcome}",
+                    f"write {self.sparql_term(meant)}, the value {shape} lists"
+                    if meant is not None
+                    else f"require a value {shape} allows, or correct the shape",
+                    (holder, pred),
+                    also=written,
+                )
+
+    def range_refuses(self, prop: URIRef, value: Node) -> bool:
+        """A literal whose datatype (or language tag) ``prop``'s ``rdfs:range`` refuses
+        already: the pattern checks say so, and what to write."""
+        if not isinstance(value, Literal):
+            return False
+        return range_refusing(literal_datatype(value), self.g.objects(prop, RDFS.range)) is not None
+
+    def refuses_alone(self, pshape: Node, value: Node) -> str | None:
+        """What of property shape ``pshape`` refuses ``value`` by itself
+        (:func:`~._effect_shapes.refusing`, as the gate's compiled checks judge it)."""
+        misled = lambda ps: (w := self.wrong_listed(ps)) is not None and w.every  # noqa: E731
+        unheld, n = self.unheld_datatype, self.n
+        return refusing(self.g, pshape, value, n, self.unknown_datatype, unheld, misled)
+
+    def listed_spelling(self, shape: URIRef, prop: URIRef, value: Node) -> Node | None:
+        """The member of ``shape``'s ``sh:in`` for ``prop`` that ``value`` misspells: the same
+        text in another case, else the one nearest (``"high"`` for ``"HIGH"``)."""
+        members: list[Node] = []
+        for pshape in [*self.g.objects(shape, SH.property), shape]:
+            if self.g.value(pshape, SH.path) == prop:
+                listed = self.g.value(pshape, SH["in"])
+                if listed is not None:
+                    members += list(Collection(self.g, listed))
+        texts = {str(m): m for m in members}
+        same = [m for m in members if str(m).casefold() == str(value).casefold()]
+        if same:
+            return same[0]
+        near = difflib.get_close_matches(str(value), list(texts), n=1)
+        return texts[near[0]] if near else None
 
     def check_range_kinds(self) -> None:
         """An ``owl:ObjectProperty`` whose ``rdfs:range`` is a datatype, or an
@@ -876,3 +959,8 @@ class ShapeChecks(ValueListChecks):
 def _and(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _or(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
