@@ -35,6 +35,7 @@ from ._gate import pattern_problems, shape_problems
 from ._item_gaps import item_gaps
 from ._model_keys import unkeyed_models
 from ._prechecks import unmeetable_errors, unmet_properties, unstated
+from ._several_solutions import several_solutions
 from ._stores import DEFAULT_STORE
 from ._unreached_hosts import unreached_hosts
 from ._world import World, states
@@ -104,6 +105,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         defs.warnings = beside_world(defs, world)
         # a forEach item the world gives without a property its pattern joins on it
         defs.warnings += item_gaps(defs, world.store, args.world)
+        # a step that is no forEach, given several calls for a focus the world holds
+        defs.warnings += several_solutions(defs, world.store)
         world.store.close()
         # the world's own facts: a property or class of the ontology's namespaces misspelt
         defs.warnings += world_term_problems(defs, args.world)
