@@ -15,7 +15,7 @@ solution here and is not judged.
 
 from __future__ import annotations
 
-from rdflib import URIRef
+from rdflib import RDF, URIRef
 from rdflib.term import Node
 
 from ._contract import carried_variables
@@ -47,9 +47,7 @@ def several_solutions(defs: Definitions, store: Store) -> list[Problem]:
                 continue  # ?flight is the proposal's one choice, not the pattern's solutions
             assert step.tool is not None and step.requires is not None
             if foci is None:
-                query = f"SELECT DISTINCT ?f WHERE {{ ?f a <{wf.focus_type}> }} LIMIT {_FOCI}"
-                rows = store.select(query, {}, {})
-                foci = sorted((r["f"] for r in rows if isinstance(r.get("f"), URIRef)), key=str)
+                foci = _foci(store, wf.focus_type)
             subject = step.tool.effect.subject if step.tool.effect else None
             acting = [a.name for a in step.tool.args if a.sent or a.name == subject]
             for focus in foci:
@@ -59,6 +57,21 @@ def several_solutions(defs: Definitions, store: Store) -> list[Problem]:
                     found.append(_problem(defs, step, focus, calls))
                     break
     return found
+
+
+def _foci(store: Store, focus_type: URIRef) -> list[Node]:
+    """The world's nodes of ``focus_type``, at most :data:`_FOCI`, by look-ups of the class:
+    never a query over the world; none where the store has no look-ups of its own."""
+    found: dict[Node, None] = {}
+    try:
+        for s, _, _, _ in store.match(None, RDF.type, focus_type, None):
+            if isinstance(s, URIRef):
+                found[s] = None
+                if len(found) >= _FOCI:
+                    break
+    except NotImplementedError:  # a store with no look-ups of its own (sparql:URL)
+        return []
+    return sorted(found, key=str)
 
 
 def _judged(step: ActionStep) -> bool:
