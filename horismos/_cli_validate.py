@@ -38,6 +38,7 @@ from ._prechecks import unmeetable_errors, unmet_properties, unstated
 from ._several_solutions import several_solutions
 from ._stores import DEFAULT_STORE
 from ._unreached_hosts import unreached_hosts
+from ._untyped_values import untyped_values
 from ._world import World, states
 from ._world_terms import world_term_problems
 
@@ -107,6 +108,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         defs.warnings += item_gaps(defs, world.store, args.world)
         # a step that is no forEach, given several calls for a focus the world holds
         defs.warnings += several_solutions(defs, world.store)
+        # a value of a property held to sh:class that the world never types so
+        defs.warnings += untyped_values(defs, world.store, args.world)
         world.store.close()
         # the world's own facts: a property or class of the ontology's namespaces misspelt
         defs.warnings += world_term_problems(defs, args.world)
