@@ -7,7 +7,7 @@ Why: the gate judges the whole node an effect lands on, so the first step writin
 class :Host``, for that change only, found out only then. ``validate --world`` judged values
 alone (:mod:`._shaped_world`), and a class needs the value's own types: now, given a world, one
 look-up per node of the classes a ``sh:class`` property shape judges (by the class, never a
-scan; at most :data:`_NODES` a class) finds such values, and a warning at the world
+scan; the first :data:`_NODES` of a class) finds such values, and a warning at the world
 file's first line writing each says the type to add. Read at validate only, never on a run's
 step path. A value typed by the definitions (an individual of the ontology) counts as typed.
 """
@@ -34,9 +34,11 @@ __all__ = ["untyped_values"]
 _SHOWN = 5
 """Values said a property shape at most: the first few tell what the data lacks."""
 
-_NODES = 10_000
+_NODES = 1_000
 """Nodes of a class looked at, at most: each is one look-up of its values and one of each
-value's types, so a world of millions of them is not walked whole."""
+value's types (about half a second for a thousand changes of four hosts each), so a world
+of millions of them is not walked whole: a type forgotten in a file is seen in its first
+nodes."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +73,16 @@ def untyped_values(defs: Definitions, store: Store, paths: Iterable[str | Path])
     for (shape, p, cls), classes in sorted(judged.items(), key=str):
         meets = defs.classes_of(cls)
         values: dict[URIRef, URIRef] = {}
+        meeting: set[URIRef] = set()
         try:
             for subject in _members(store, classes):
                 for v in store.objects(subject, p):
-                    if not isinstance(v, URIRef) or v in values:
+                    if not isinstance(v, URIRef) or v in values or v in meeting:
                         continue
                     typed = {*store.types(v), *g.objects(v, RDF.type)}  # or an individual
-                    if not any(t in meets for t in typed):
+                    if any(t in meets for t in typed):
+                        meeting.add(v)
+                    else:
                         values[v] = subject
                 if len(values) >= _SHOWN:
                     break
