@@ -177,14 +177,27 @@ class StepBuilding(PatternReading):
                 and (tool_node, RDF.type, HORIS.Tool) not in self.g
                 and tool_node not in self.miskinded
             ):
-                self.error(
-                    s,
-                    f"horis:tool {self.n(tool_node)} is referenced but not declared",
-                    self.meant(tool_node, self.g.subjects(RDF.type, HORIS.Tool))
-                    + f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
-                    "horis:tool at one of: " + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
-                    at=(s, HORIS.tool, tool_node),
-                )
+                # described as a tool, its type left out: the fix is at its description
+                marks = (HORIS.binding, HORIS.takes, HORIS.effect)
+                described = next((m for m in marks if (tool_node, m, None) in self.g), None)
+                if described is not None:
+                    self.error(
+                        s,
+                        f"horis:tool {self.n(tool_node)} is described as a tool (it has "
+                        f"{self.n(described)}) but not declared one: nothing says "
+                        f"{self.n(tool_node)} a horis:Tool, so the step has no tool to call",
+                        f"write {self.n(tool_node)} a horis:Tool ; at the start of its description",
+                        at=tool_node,
+                    )
+                else:
+                    self.error(
+                        s,
+                        f"horis:tool {self.n(tool_node)} is referenced but not declared",
+                        self.meant(tool_node, self.g.subjects(RDF.type, HORIS.Tool))
+                        + f"declare {self.n(tool_node)} a horis:Tool with a binding, or point "
+                        "horis:tool at one of: " + self.some(self.g.subjects(RDF.type, HORIS.Tool)),
+                        at=(s, HORIS.tool, tool_node),
+                    )
                 if isinstance(tool_node, URIRef):
                     self.unknown_tools.setdefault(tool_node, []).append((s, self.problems[-1]))
             binds = []
