@@ -94,7 +94,7 @@ def one_round(h: dict[str, Any], agent: Any, n: int, store: str, filler: Path | 
         ]
     )
     env = h["Environment"]()
-    runner = agent.runner(world, None, env)
+    runner = agent._runner(world, None, env)
     wf = agent.workflow(None)
     steps = [agent.definitions.steps[RX[s]] for s in ("Decide", "Dispense", "Notify")]
     results = {

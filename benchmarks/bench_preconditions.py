@@ -49,7 +49,7 @@ class _Log:
 
 def _query_only(pre: Precondition) -> Precondition:
     return dataclasses.replace(
-        pre, plan=None, patterns=tuple(dataclasses.replace(p, plan=None) for p in pre.patterns)
+        pre, _plan=None, patterns=tuple(dataclasses.replace(p, _plan=None) for p in pre.patterns)
     )
 
 

@@ -71,10 +71,11 @@ try:
         Tool,
         Workflow,
     )
+    from ._preconditions import Pattern, Precondition
     from ._queue import submit, wait_for_instances
     from ._records import InstanceRun, Run, StepRecord
     from ._replay import ReplayReport, replay
-    from ._stores import Change, Conflict, StoreError
+    from ._stores import Change, Conflict, Store, StoreError
     from ._surfaces import Catalog
     from ._trace import Trace, iter_trace, read_trace
     from ._vocab import HORIS
@@ -126,7 +127,9 @@ __all__ = [
     "OutcomeUnknown",
     "OutputQuotaExceeded",
     "PartialCommit",
+    "Pattern",
     "PolicyRefused",
+    "Precondition",
     "PreconditionError",
     "Problem",
     "ProgramMissing",
@@ -141,6 +144,7 @@ __all__ = [
     "Step",
     "StepBudgetExceeded",
     "StepRecord",
+    "Store",
     "StoreError",
     "Tool",
     "ToolEntry",

@@ -163,7 +163,7 @@ class ActionSteps(ToolCalls):
                 began,
                 self.approvals_bound,
                 self.mcp.servers,
-                self.env.code(lambda: self.binding(tool)) if tool.requires_approval else None,
+                self.env._code(lambda: self.binding(tool)) if tool.requires_approval else None,
             )
             rec.detail["policy"] = {
                 **self._policy_of(tool),

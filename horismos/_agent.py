@@ -346,7 +346,7 @@ class Agent:
             # on a world other processes share, --all splits the focus nodes through claims, and a
             # single-focus run holds its focus's claim: no process takes over a live one's instance
             worker = Worker.join(world) if world.store.shared else None
-            runner = self.runner(
+            runner = self._runner(
                 worker.world if worker else world,
                 trace if trace is not None or keep else Trace(kept=False),
                 env or Environment(),
@@ -481,7 +481,7 @@ class Agent:
             runner.end(world_digest=traced_digest(world, runner.trace))
             return Run(instances, runner.trace, dict(runner.counts))
 
-    def runner(
+    def _runner(
         self,
         world: World,
         trace: str | Path | Trace | None,
@@ -703,7 +703,7 @@ class Agent:
                 )
                 if triples:  # who answers the wait, recorded with the answer
                     waiting.operator = operator_name(operator)
-                runner = self.runner(
+                runner = self._runner(
                     reads, trace, env, recorded=False, policy=Policy(allowed(allow))
                 )
                 runner.on_step = on_step

@@ -309,7 +309,7 @@ async def guarded_call(
     # on a world other processes share, the call holds a claim on its subject (see _hold),
     # and its commit is fenced by the lease, as a run's instance is
     worker = Worker.join(world, lease=lease) if world.store.shared else None
-    runner = agent.runner(
+    runner = agent._runner(
         worker.world if worker is not None else world,
         tr,
         Environment(),

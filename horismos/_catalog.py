@@ -341,7 +341,7 @@ class ToolHost(Protocol):
     def types_in(self, world: World) -> Callable[[Node], set[Node]] | None: ...
     def place_individuals(self, world: World) -> Change | None: ...
     def take_back_individuals(self, world: World, placed: Change | None) -> None: ...
-    def runner(
+    def _runner(
         self,
         world: World,
         trace: str | Path | Trace | None,
@@ -361,7 +361,7 @@ class ToolIndex:
         self.agent = agent
         self.definitions = agent.definitions
 
-    def sessions(self) -> McpSessions:
+    def _sessions(self) -> McpSessions:
         """The MCP servers a call may open (declared, then passed from Python); none open."""
         return McpSessions.for_definitions(self.definitions, self.agent.mcp_servers)
 
@@ -395,8 +395,8 @@ class ToolIndex:
         )
         raise UsageError(f"no tool named {text!r}{hint}")
 
-    def entry(self, tool: Tool, sessions: McpSessions | None = None) -> ToolEntry:
-        sessions = sessions or self.sessions()
+    def _entry(self, tool: Tool, sessions: McpSessions | None = None) -> ToolEntry:
+        sessions = sessions or self._sessions()
         unresolved = binding_problem(tool, self.agent.tools, sessions) is not None
         defs = self.definitions
         return ToolEntry(
@@ -419,9 +419,9 @@ class ToolIndex:
 
     def list(self) -> list[ToolEntry]:
         """Every declared tool, by short name: no world, no focus, no approvals consulted."""
-        sessions = self.sessions()
+        sessions = self._sessions()
         tools = sorted(self.definitions.tools.values(), key=lambda t: (t.name, str(t.iri)))
-        return [self.entry(t, sessions) for t in tools]
+        return [self._entry(t, sessions) for t in tools]
 
     def inventory(self) -> dict[str, Any]:
         """The machine-readable schema inventory: ``inventory_version``, ``digest``, ``tools``."""

@@ -110,7 +110,7 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                 continue
             if pre is not None and var in pre.may_bind:
                 found.append(
-                    defs.sources.problem(
+                    defs._sources.problem(
                         "warning",
                         step.iri,
                         f'argument "{arg.name}" of {defs.name(step.tool.iri)} is required, but '
@@ -168,7 +168,7 @@ def _argument_sources(defs: Definitions) -> list[Problem]:
                     'horis:var "…" ], or declare it horis:optional true'
                 )
             found.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "error",
                     step.iri,
                     f'argument "{arg.name}" of {defs.name(step.tool.iri)} is required, but {how}',
@@ -237,7 +237,7 @@ def binding_problems(
                 f'binding "{tool.binding}" of {tool.name} does not fit its horis:takes: {p}'
                 for p in signature_problems(tool, signature)
             ]
-        problems += [defs.sources.problem("error", tool.iri, p, at=at) for p in found]
+        problems += [defs._sources.problem("error", tool.iri, p, at=at) for p in found]
         if source is not None and not found:
             returns = returned(*source)
             problems += (
@@ -268,7 +268,7 @@ def no_dict_problems(
     # that fails), which cannot be told from its source: a warning
     implicit = said.endswith("(it has no return)")
     return [
-        defs.sources.problem(
+        defs._sources.problem(
             "warning" if implicit else "error",
             tool.iri,
             f'binding "{tool.binding}" of {tool.name}: its function returns {said} '
@@ -327,7 +327,7 @@ def returned_key_problems(
             "(horis:key, horis:optional true)"
         )
     return [
-        defs.sources.problem(
+        defs._sources.problem(
             "error" if every else "warning",
             tool.iri,
             f'binding "{tool.binding}" of {tool.name}: '
@@ -354,7 +354,7 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
         at = (tool.iri, HORIS.binding, None)
         if not server or not remote:
             problems.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "error",
                     tool.iri,
                     f'binding "{tool.binding}" names no '
@@ -374,7 +374,7 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
             "(streamable HTTP)"
         )
         problems.append(
-            defs.sources.problem(
+            defs._sources.problem(
                 "error",
                 tool.iri,
                 f'binding "{tool.binding}" names MCP server "{server}", which no '
@@ -421,7 +421,7 @@ def credential_problems(defs: Definitions) -> list[Problem]:
         secrets = url_credentials(url)
         if secrets:
             problems.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "error",
                     node,
                     f"the URL of {who} ({redact_url(url)}) carries credentials "
@@ -453,7 +453,7 @@ def command_problems(defs: Definitions) -> list[Problem]:
             binding.program()
         except ToolError as e:
             problems.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "warning",
                     tool.command.iri,
                     str(e),
@@ -462,7 +462,7 @@ def command_problems(defs: Definitions) -> list[Problem]:
             )
         if not Path(tool.command.root).is_dir():
             problems.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "warning",
                     tool.command.iri,
                     f"horis:root {tool.command.root!r} of command "
@@ -476,7 +476,7 @@ def command_problems(defs: Definitions) -> list[Problem]:
             path = script(tool.command)
             if path is not None and not path.exists():
                 problems.append(
-                    defs.sources.problem(
+                    defs._sources.problem(
                         "warning",
                         tool.command.iri,
                         f"command {tool.command.name!r} runs {tool.command.argv[0]} on "

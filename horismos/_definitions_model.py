@@ -26,7 +26,9 @@ class Definitions:
     """Everything the runner needs, typed; ``graph`` is the merged definitions graph."""
 
     graph: Graph
-    sources: Sources
+    _sources: Sources
+    """Where each node came from (files, lines, prefixes), for the checks to place a problem:
+    an internal index; :meth:`locate` is how a caller asks where a node is written."""
     tools: dict[URIRef, Tool] = field(default_factory=dict)
     workflows: dict[URIRef, Workflow] = field(default_factory=dict)
     steps: dict[URIRef, Step] = field(default_factory=dict)
@@ -78,12 +80,17 @@ class Definitions:
     _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 
+    def locate(self, node: Node | None) -> tuple[str | None, int | None]:
+        """The file and line where ``node`` is first written as a subject, or else mentioned
+        (``(None, None)`` when no file loaded writes it): where to look to change it."""
+        return self._sources.locate(node)
+
     @cached_property
     def nodes(self) -> frozenset[Node]:
         """Every subject and object the definitions write (:meth:`Sources.nodes`, gathered
         once): ``resume`` matches each fact's term neither they nor the world name against
         them for a did-you-mean."""
-        return self.sources.nodes()
+        return self._sources.nodes()
 
     @cached_property
     def superclasses(self) -> dict[URIRef, frozenset[URIRef]]:
@@ -152,7 +159,7 @@ class Definitions:
         if ":" in name:
             prefix, local = name.split(":", 1)
             _checked_iri(name, local)
-            found = self.sources.expand(prefix, local)
+            found = self._sources.expand(prefix, local)
             if len(found) > 1 and exists is not None:
                 held = [c for c in found if exists(c)]
                 if not held:  # a typo (:patient99), which no full IRI would mend
@@ -170,7 +177,7 @@ class Definitions:
 
     def name(self, node: Node, exists: Callable[[URIRef], bool] | None = None) -> str:
         """``node`` as a CURIE that reads back as it (see :meth:`Sources.name`), else ``<IRI>``."""
-        return self.sources.name(node, exists)
+        return self._sources.name(node, exists)
 
 
 def _checked_iri(name: str, text: str) -> URIRef:
@@ -186,7 +193,7 @@ def name_fix(defs: Definitions, name: str) -> str:
     """How to write ``name``, which :meth:`Definitions.expand` could not read: with the empty prefix
     when the files declare it and ``name`` has no prefix (``patient42``: ``:patient42``),
     else with a prefix they declare."""
-    prefixes = defs.sources.prefixes()
+    prefixes = defs._sources.prefixes()
     if ":" not in name and "" in prefixes and PREFIXED_LOCAL.fullmatch(name):
         return f"did you mean :{name}? a name in the files' empty prefix is written so"
     # rdflib binds rdf:, brick:, schema: … in every graph: not what a node is named with

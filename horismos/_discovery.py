@@ -250,7 +250,7 @@ def discover(
         blocked, bound = context.check(tool)
         found.append(
             Discovery(
-                catalog.entry(tool, context.sessions),
+                catalog._entry(tool, context.sessions),
                 "blocked" if blocked else "executable",
                 selected,
                 tuple(blocked),
@@ -275,7 +275,7 @@ class _Context:
     ) -> None:
         self.catalog = catalog
         self.defs = catalog.definitions
-        self.sessions = catalog.sessions()
+        self.sessions = catalog._sessions()
         self.world = world
         self.approvals = approvals
         self.allow = allow

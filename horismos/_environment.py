@@ -64,7 +64,7 @@ class Environment:
         come."""
         return None
 
-    async def invoke(
+    async def _invoke(
         self,
         tool: Tool,
         binding: Callable[[], Binding],
@@ -94,7 +94,7 @@ class Environment:
         self.note("outcomes", {"returned": encode(result)})
         return result
 
-    def code(self, binding: Callable[[], Binding]) -> str | None:
+    def _code(self, binding: Callable[[], Binding]) -> str | None:
         """The code behind a tool whose call needs an approval (:attr:`Binding.code`),
         recorded as ``code``: a replay hands it back, resolving no binding."""
         code = binding().code
@@ -118,7 +118,7 @@ class Environment:
         (other processes decide it), recorded as ``holders``: a replay hands it back."""
         return self.note("holders", await read())
 
-    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
+    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         """Ask the step's model to rank the candidates; replay hands back the recorded reply."""
         reply = await ask(request)
         self.note("rankings", reply.to_json())

@@ -608,7 +608,7 @@ def _problems_loading_in_pyshacl(defs: Definitions) -> list[Problem]:
     except ReportableRuntimeError as e:
         if defs.errors:  # the load's checks said what stops it, at its line (_shape_slips)
             return []
-        return [defs.sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
+        return [defs._sources.problem("error", None, f"a SHACL shape cannot be loaded: {e}")]
     empty = DataGraph.from_rdflib(PreparingGraph())
     executor, nobody = SHACLExecutor(), URIRef(_NOBODY)
     failed: dict[Node, str] = {}
@@ -637,7 +637,7 @@ def _problems_loading_in_pyshacl(defs: Definitions) -> list[Problem]:
     }
     return [
         _bad_pattern(defs, node)
-        or defs.sources.problem(
+        or defs._sources.problem(
             "error",
             node,
             f"{defs.name(node)} cannot be checked: {why}",
@@ -684,7 +684,7 @@ def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:
             at = f" at position {e.pos}" if e.pos is not None else ""
             xpath = xpath_only(e.msg)
             if xpath is not None:  # SHACL's, and no fault of the modeler's: said as such
-                return defs.sources.problem(
+                return defs._sources.problem(
                     "error",
                     node,
                     f'sh:pattern "{pattern}" uses {xpath[0]}{at}, which SHACL\'s regular '
@@ -693,7 +693,7 @@ def _bad_pattern(defs: Definitions, node: Node) -> Problem | None:
                     xpath[1],
                     at=(node, SH.pattern, pattern),
                 )
-            return defs.sources.problem(
+            return defs._sources.problem(
                 "error",
                 node,
                 f'sh:pattern "{pattern}" is no regular expression ({e.msg}{at}), so '

@@ -34,7 +34,7 @@ def unkeyed_models(defs: Definitions) -> list[Problem]:
             continue
         written = defs.graph.value(step.iri, HORIS.model)
         found.append(
-            defs.sources.problem(
+            defs._sources.problem(
                 "warning",
                 step.iri,
                 f"{why}, and this environment sets neither: `run` here refuses the "

@@ -51,7 +51,7 @@ def outside_policy(
             continue
         widened = ",".join(sorted(policy | {side}))
         found.append(
-            defs.sources.problem(
+            defs._sources.problem(
                 "warning",
                 step.iri,
                 f"its tool {defs.name(step.tool.iri)} is horis:{side}, which this run's policy "

@@ -101,7 +101,7 @@ class Pattern:
     (unchanged across versions, so old traces replay), its plan what tests it alone."""
 
     text: str
-    plan: Plan[Node] | None = field(default=None, compare=False)
+    _plan: Plan[Node] | None = field(default=None, compare=False)
     """The pattern alone as index lookups (:mod:`horismos._patterns`), when it compiles."""
 
 
@@ -114,7 +114,7 @@ class Precondition:
     select_text: str
     prefixes: tuple[tuple[str, str], ...]
     variables: frozenset[str]
-    plan: Plan[Node] | None = field(default=None, compare=False)
+    _plan: Plan[Node] | None = field(default=None, compare=False)
     """The SELECT as index lookups (:mod:`horismos._patterns`), when it compiles: a store
     with its own lookups evaluates it without a query engine."""
     binds: frozenset[str] = frozenset()
@@ -207,7 +207,7 @@ def compile_patterns(patterns: Sequence[str], ns: Mapping[str, Any]) -> Precondi
     select_text = "SELECT * WHERE {\n" + "\n".join(f"{{ {p.text}\n}}" for p in compiled) + "\n}"
     if len(compiled) == 1:  # ``ask``: the one pattern's
         select = Query(ask.prologue, CompValue("SelectQuery", **ask.algebra))
-        plan = compiled[0].plan
+        plan = compiled[0]._plan
     else:
         select = _prepare(select_text, ns, "\n".join(patterns))
         plan = compile_plan(select.algebra)

@@ -570,7 +570,7 @@ class Ranker(Protocol):
 
     def now(self) -> dt.datetime: ...
     def new_id(self) -> str: ...
-    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply: ...
+    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply: ...
 
 
 class ProposalContext(Protocol):
@@ -634,7 +634,7 @@ async def propose(
         tuple(kept),
         step.timeout if step.timeout is not None else DEFAULT_TIMEOUT,
     )
-    reply = await runner.env.rank(step, request)
+    reply = await runner.env._rank(step, request)
     if reply.unavailable is not None:
         return fail(reply.unavailable)
     by_id = {c.id: c for c in kept}

@@ -430,7 +430,7 @@ class InstanceDriver:
 
         async def check_all() -> None:
             world, _ = self._world()
-            runner = self.agent.runner(world, Trace(None), Environment(), recorded=False)
+            runner = self.agent._runner(world, Trace(None), Environment(), recorded=False)
             try:
                 runner.prechecks.refuse_unrunnable(world)
                 for wf in self.agent.definitions.workflows.values():
@@ -513,7 +513,7 @@ class InstanceDriver:
     async def _drive_traced(
         self, wf: Workflow, focus: URIRef, worker: Worker, world: World, trace: Path | None
     ) -> str:
-        runner = self.agent.runner(
+        runner = self.agent._runner(
             worker.world,
             Trace(trace),
             Environment(),

@@ -163,10 +163,10 @@ class RecordingStore(WrappedStore):
         self._types_of = types_of
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        # what ``ahead`` fetches is noted as the reads it answers are made
-        rows = self.inner.solutions(pre, bindings, ahead)
+        # what ``_ahead`` fetches is noted as the reads it answers are made
+        rows = self.inner.solutions(pre, bindings, _ahead)
         self.log.note(
             "reads",
             [
@@ -275,7 +275,7 @@ class ReplayedStore(Store):
         return entry[n]
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
         rows = self._answer(["s", query_id(pre.select_text), _bound(bindings, pre.projected)])
         return _solutions(rows, bindings)

@@ -300,7 +300,7 @@ class ReplayEnvironment(Environment):
 
     Each recorded event lists what was handed out for it (``clock``, ``ids``, ``outcomes``);
     this environment serves those lists back while the runner works towards that event.
-    A proposal's model is never asked again: :meth:`rank` serves the recorded reply
+    A proposal's model is never asked again: :meth:`_rank` serves the recorded reply
     (``rankings``), and the runner judges it as it did live.
     """
 
@@ -374,7 +374,7 @@ class ReplayEnvironment(Environment):
         left = list(range(len(texts)))
         return [left.pop(next(j for j, i in enumerate(left) if texts[i] == w)) for w in wanted]
 
-    async def invoke(
+    async def _invoke(
         self,
         tool: Tool,
         binding: Callable[[], Binding],
@@ -387,7 +387,7 @@ class ReplayEnvironment(Environment):
         if self.reexecute_idempotent and _may_reexecute(tool):
             self.reexecuted += 1
             try:
-                return await super().invoke(tool, binding, args, deadline)
+                return await super()._invoke(tool, binding, args, deadline)
             finally:  # a different answer is the cause of what follows: say so first
                 now = self._handed["outcomes"][-1]
                 if _json(now) != entry:
@@ -415,7 +415,7 @@ class ReplayEnvironment(Environment):
         self.note("remote", entry)
         return play(entry)
 
-    def code(self, binding: Callable[[], Binding]) -> str | None:
+    def _code(self, binding: Callable[[], Binding]) -> str | None:
         """The code behind the tool, as recorded (a trace of an earlier build records none:
         its approvals held whatever the code, and replay so)."""
         code = self.take("code")
@@ -427,7 +427,7 @@ class ReplayEnvironment(Environment):
         """Who held the step's doubt nodes, as recorded: other processes decided it."""
         return self.note("holders", self.take("holders") or [])
 
-    async def rank(self, step: ProposalStep, request: RankRequest) -> Reply:
+    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply:
         entry = self.take("rankings")
         if entry is None:
             entry = {"error": "replay: the trace records no model reply for this proposal"}
@@ -635,9 +635,9 @@ async def _drive(
     with reading(header, 0, recorder.source, "policy"):
         rules = Policy(frozenset(header.get("policy", {}).get("allow", DEFAULT_ALLOW)))  # as run
     if world is not None:
-        runner = agent.runner(world, recorder, env, types_in(agent, world), policy=rules)
+        runner = agent._runner(world, recorder, env, types_in(agent, world), policy=rules)
     else:
-        runner = agent.runner(
+        runner = agent._runner(
             World(ReplayedStore(env, recorder.read_divergence)),
             recorder,
             env,

@@ -148,7 +148,7 @@ def returned_value_problems(
         first, v, said = hits[0]
         every = len(hits) == len(returns)
         problems.append(
-            defs.sources.problem(
+            defs._sources.problem(
                 "error" if every else "warning",
                 tool.iri,
                 f'binding "{tool.binding}" of {tool.name}: '

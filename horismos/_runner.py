@@ -216,7 +216,7 @@ class Runner(ActionSteps):
                 unstarted = refused is None and server is not None and isinstance(e, Unstartable)
                 if unstarted and server is not None:
                     at = (server.iri, HORIS.url if server.url is not None else HORIS.command, None)
-                file, line = self.defs.sources.locate_statement(*at)
+                file, line = self.defs._sources.locate_statement(*at)
                 declared = (
                     tool.binding.startswith("python:")
                     or (address is not None and address[0] not in self.mcp.servers)
@@ -241,7 +241,7 @@ class Runner(ActionSteps):
         is no other (the one said alone, as before)."""
         if not tool.binding.startswith("python:"):
             return None
-        this = self.defs.sources.problem("error", tool.iri, why, at=at)
+        this = self.defs._sources.problem("error", tool.iri, why, at=at)
         others = [
             p
             for p in self.prechecks.binding_errors(workflow, self.registry)

@@ -155,7 +155,7 @@ class ServedTools:
                     f"--allow {','.join(sorted(self.allow))}"
                 )
             elif entry.readiness == "catalog_only":
-                why = binding_problem(tool, agent.tools, agent.catalog.sessions())
+                why = binding_problem(tool, agent.tools, agent.catalog._sessions())
                 self.skipped[entry.name] = "its binding cannot be resolved in this process" + (
                     f": {why}" if why else ""
                 )

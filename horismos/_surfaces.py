@@ -26,6 +26,7 @@ from ._renamed_tools import former_tool
 from ._world import given_world
 
 if TYPE_CHECKING:
+    from ._agent import Agent
     from ._intents import Intent
     from ._model import Tool
     from ._trace import Trace
@@ -36,6 +37,11 @@ __all__ = ["Catalog"]
 
 class Catalog(ToolIndex):
     """The three surfaces over one :class:`~horismos.Agent`: ``agent.catalog``."""
+
+    def __init__(self, agent: Agent) -> None:
+        """The catalog of ``agent``'s tools (``agent.catalog`` is one): typed as the agent a
+        caller holds; the index below reads it through :class:`~._catalog.ToolHost`."""
+        super().__init__(agent)
 
     def discover(
         self,

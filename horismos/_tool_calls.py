@@ -257,12 +257,12 @@ class ToolCalls(StepRecording):
                             tool=str(tool.iri),
                         )
                     if tool.inline:  # never awaits: its binding judges the timeout (_bindings)
-                        return await self.env.invoke(tool, lambda: self.binding(tool), args)
+                        return await self.env._invoke(tool, lambda: self.binding(tool), args)
                     # in this task, not a new one as wait_for makes: ~90 µs a call on a busy
                     # machine, for every step. Held off while the binding opens (an MCP
                     # server starting again): see Binding.open
                     async with asyncio.timeout(tool.timeout) as deadline:
-                        return await self.env.invoke(
+                        return await self.env._invoke(
                             tool, lambda: self.binding(tool), args, deadline
                         )
                 except TimeoutError as e:

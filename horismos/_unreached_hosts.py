@@ -43,7 +43,7 @@ def unreached_hosts(defs: Definitions, hosts: Hosts) -> list[Problem]:
         why = hosts.problem(tool.binding, resolve=False)
         if why is not None:
             found.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "error" if tool.iri in called else "warning",
                     tool.iri,
                     f'binding "{tool.binding}" reaches a host outside the allowed ones, so '
@@ -63,7 +63,7 @@ def unreached_hosts(defs: Definitions, hosts: Hosts) -> list[Problem]:
         if why is not None:
             used = any(defs.tools[t].binding.startswith(f"mcp://{name}/") for t in called)
             found.append(
-                defs.sources.problem(
+                defs._sources.problem(
                     "error" if used else "warning",
                     server.iri,
                     f'horis:url "{server.url}" reaches a host outside the allowed ones, so a '

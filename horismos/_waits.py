@@ -434,7 +434,7 @@ def _fact_prefixes(defs: Definitions) -> dict[str, str]:
     the brief and the workflow write it) was refused as not Turtle, "the prefix : has not been
     declared", while the message said the definitions' prefixes are declared."""
     bound = {p: str(ns) for p, ns in defs.graph.namespace_manager.namespaces()}
-    for prefix, spaces in defs.sources.prefixes().items():
+    for prefix, spaces in defs._sources.prefixes().items():
         if len(spaces) > 1:  # which one a name under it means is told by the facts or none
             bound[prefix] = f"{_UNCLEAR}{prefix}:"
         elif prefix not in bound:
@@ -456,10 +456,10 @@ def _unclear_prefix(defs: Definitions, used: set[str]) -> str | None:
     wait kept waiting, exit 3, no word."""
     if not used:
         return None
-    prefix, spaces = min(used), defs.sources.prefixes()
+    prefix, spaces = min(used), defs._sources.prefixes()
     where = "; ".join(
         f"<{ns}> in "
-        + ", ".join(str(f.path) for f in defs.sources.files if f.namespaces.get(prefix) == ns)
+        + ", ".join(str(f.path) for f in defs._sources.files if f.namespaces.get(prefix) == ns)
         for ns in spaces[prefix]
     )
     return (

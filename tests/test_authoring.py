@@ -330,7 +330,7 @@ def test_a_folder_loads_every_turtle_file_under_it_as_one_graph() -> None:
     assert defs.workflows[EX.Triage].start == EX.QueuePatient
     step = defs.steps[EX.QueuePatient]
     assert step.tool is defs.tools[EX["ehr.assign_queue"]]  # type: ignore[union-attr]
-    assert defs.sources.locate(EX.QueuePatient) == (
+    assert defs.locate(EX.QueuePatient) == (
         str(folder / "nested" / "triage.ttl"),
         line_of(folder / "nested" / "triage.ttl", ":QueuePatient a"))
 

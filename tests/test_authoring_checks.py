@@ -385,7 +385,7 @@ def test_a_type_test_that_follows_the_subclasses_validates_and_matches_them(
         "lab_client.escalate": escalate,
         "lab_client.file_result": lambda result: {"archiveRef": "ARCH-1"}})
     rule = cast(DecisionStep, agent.definitions.steps[agent.definitions.expand(":IsCritical")])
-    assert rule.rules[0].requires.plan is None
+    assert rule.rules[0].requires._plan is None
     k1 = agent.definitions.expand(":k1", exists=lambda _: True)
     for world, taken in ((World.from_files(LAB_WORLD, store=store), []),
                          (World.from_files(LAB_WORLD, LAB[1], store=store), [k1])):

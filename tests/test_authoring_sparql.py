@@ -98,7 +98,7 @@ def test_a_query_the_store_refuses_at_run_fails_the_step_not_the_run() -> None:
         "lab_client.file_result": lambda result: {"archiveRef": "ARCH-1"}})
     step = cast(DecisionStep, agent.definitions.steps[agent.definitions.expand(":IsCritical")])
     pre = step.rules[0].requires
-    refused = dataclasses.replace(pre, plan=None, select_text=pre.select_text.replace(
+    refused = dataclasses.replace(pre, _plan=None, select_text=pre.select_text.replace(
         "?v > ?limit", "<http://example.org/lab#foo>(?v)"))
     object.__setattr__(step.rules[0], "requires", refused)
     k1 = agent.definitions.expand(":k1", exists=lambda _: True)

@@ -39,8 +39,8 @@ def _query_only(pre: Precondition) -> Precondition:
     """``pre`` without its plans: the store asks its SPARQL engine."""
     return dataclasses.replace(
         pre,
-        plan=None,
-        patterns=tuple(dataclasses.replace(p, plan=None) for p in pre.patterns),
+        _plan=None,
+        patterns=tuple(dataclasses.replace(p, _plan=None) for p in pre.patterns),
     )
 
 
@@ -153,18 +153,18 @@ def _agree(store: OxigraphStore, pre: Precondition, bindings: dict[str, Node]) -
             (k, type(v), str(v)) for k, v in b.items()
         ]
     assert store.failing(pre, bindings) == store.failing(slow, bindings)
-    decided = store._solve(pre.plan, bindings, pre.variables, 2)
+    decided = store._solve(pre._plan, bindings, pre.variables, 2)
     return decided is not None and len(decided) < 2
 
 
 def _check(pre: Precondition, seed: int, worlds: int = 4) -> int:
     """Compare both paths on ``worlds`` random worlds; how many answers the plan decided."""
-    assert pre.plan is not None
+    assert pre._plan is not None
     rng = random.Random(seed)
     decided = 0
     for _ in range(worlds):
-        store, nodes = _world(rng, pre.plan, rng.choice([5, 15, 40]))
-        _, _, names = _terms(pre.plan)
+        store, nodes = _world(rng, pre._plan, rng.choice([5, 15, 40]))
+        _, _, names = _terms(pre._plan)
         for this in nodes:
             bindings: dict[str, Node] = {"this": this}
             if names - {"this"} and rng.random() < 0.3:  # another variable bound too
@@ -179,7 +179,7 @@ def test_every_shipped_pattern_answers_as_the_query() -> None:
     compiled = decided = 0
     for i, (patterns, ns) in enumerate(corpus):
         pre = _compiled(patterns, ns)
-        if pre is None or pre.plan is None:
+        if pre is None or pre._plan is None:
             continue
         compiled += 1
         decided += _check(pre, seed=i)
@@ -258,7 +258,7 @@ def test_a_filter_sees_only_its_own_patterns_variables() -> None:
     }
     for patterns, count in cases.items():
         pre = compile_patterns(list(patterns), {"": E})
-        assert pre.plan is not None
+        assert pre._plan is not None
         rows = store.solutions(pre, {"this": a})
         assert len(rows) == count, patterns
         assert rows == store.solutions(_query_only(pre), {"this": a})
@@ -274,8 +274,8 @@ def test_a_pattern_that_scans_the_world_hands_over_to_the_query() -> None:
     store.load(
         [(n, p, o, None) for n in nodes for p, o in ((RDF.type, nurse), (off, Literal(True)))]
     )
-    assert pre.plan is not None
-    assert store._solve(pre.plan, {}, pre.variables, 2) is None  # handed over
+    assert pre._plan is not None
+    assert store._solve(pre._plan, {}, pre.variables, 2) is None  # handed over
     assert store.solutions(pre, {}) == store.solutions(_query_only(pre), {}) == []
     store.load([(URIRef(f"{E}n"), RDF.type, nurse, None)])
     assert store.solutions(pre, {}) == [{"n": URIRef(f"{E}n")}]
@@ -290,7 +290,7 @@ def test_what_does_not_compile_is_asked_of_the_query() -> None:
         "?this :p ?x BIND(1 AS ?y)",
         "?this :p ?x FILTER(STRLEN(STR(?x)) > 0)",
     ):
-        assert compile_patterns([text], {"": E}).plan is None, text
+        assert compile_patterns([text], {"": E})._plan is None, text
 
 
 # -- patterns hypothesis draws ---------------------------------------------------------------
@@ -333,5 +333,5 @@ def _pattern(draw: Any) -> str:
 @given(st.lists(_pattern(), min_size=1, max_size=3), st.integers(0, 2**32))
 def test_drawn_patterns_answer_as_the_query(patterns: list[str], seed: int) -> None:
     pre = compile_patterns(patterns, {"": E, "xsd": str(XSD)})
-    assert pre.plan is not None, pre.select_text
+    assert pre._plan is not None, pre.select_text
     _check(pre, seed, worlds=2)

@@ -246,7 +246,7 @@ def test_a_server_naming_the_nodes_it_is_called_on_keeps_a_bounded_count_of_name
     done = asyncio.run(calls())
     assert all(r.structured_content["status"] == "completed" for r in done)
     assert ":n119" in done[-1].content[0].text  # named as the author would write it
-    assert len(agent.definitions.sources._names) <= 40
+    assert len(agent.definitions._sources._names) <= 40
 
 
 def test_one_approval_is_used_by_one_call_whichever_server_makes_it(project: Path) -> None:

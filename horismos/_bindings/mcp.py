@@ -427,7 +427,7 @@ class McpSessions:
         then those passed from Python, which win by name."""
         folders: dict[str, Path] = {}
         for name, server in defs.mcp_servers.items():
-            file, _ = defs.sources.locate(server.iri)
+            file, _ = defs._sources.locate(server.iri)
             if file is not None:
                 folders[name] = Path(file).resolve().parent
         for name in extra or {}:
@@ -683,7 +683,7 @@ async def connection_problems(defs: Definitions) -> list[Problem]:
                 # the horis:takes's
                 at = HORIS.binding if remote not in session.tools else HORIS.takes
                 problems.append(
-                    defs.sources.problem("error", tool.iri, str(e), at=(tool.iri, at, None))
+                    defs._sources.problem("error", tool.iri, str(e), at=(tool.iri, at, None))
                 )
                 continue
             offered = (schema or {}).get("properties") or {}
@@ -707,7 +707,7 @@ def unread_problem(defs: Definitions, tool: Tool, a: Assertion, why: str, hint: 
         ),
         None,
     )
-    return defs.sources.problem(
+    return defs._sources.problem(
         "warning" if a.optional else "error",
         tool.iri,
         why,
@@ -731,7 +731,7 @@ async def _start(
         head, started, tail = str(e).partition(" could not start")
         pred = HORIS.url if declared.url is not None else HORIS.command
         problems.append(
-            defs.sources.problem(
+            defs._sources.problem(
                 "error",
                 declared.iri,
                 f"{head}, which {bound},{started}{tail}" if started else f"{e} ({bound} it)",

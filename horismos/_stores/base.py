@@ -221,9 +221,9 @@ class Store:
     persistent = False
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        """``ahead``: what the caller reads next (:class:`ReadAhead`), a hint."""
+        """``_ahead``: what the caller reads next (:class:`ReadAhead`), a hint."""
         raise NotImplementedError
 
     def held(self, pre: Precondition, each: Sequence[Mapping[str, Node]]) -> list[bool]:
@@ -256,9 +256,12 @@ class Store:
         bindings: Mapping[str, Node],
         ns: Mapping[str, str],
     ) -> list[dict[str, Node]]:
+        """The solutions of the SPARQL SELECT ``query`` (its prefixes ``ns``, its variables
+        bound first by ``bindings``), each a mapping of variable name to term."""
         raise NotImplementedError
 
     def objects(self, subject: Node, predicate: Node) -> Iterator[Node]:
+        """The objects of ``subject predicate ?o`` in the default graph."""
         raise NotImplementedError
 
     def noted(self, subject: Node, predicate: Node) -> list[Node]:
@@ -319,12 +322,16 @@ class Store:
         raise NotImplementedError
 
     def load(self, quads: Iterable[Quad]) -> None:
+        """Add ``quads`` as they are, in one write."""
         raise NotImplementedError
 
     def load_file(self, path: Path, progress: Progress | None = None) -> int:
+        """Add the RDF file at ``path`` (its syntax from its suffix); the number of quads
+        new to the store. ``progress`` is called with the number read so far."""
         raise NotImplementedError
 
     def quads(self) -> Iterator[Quad]:
+        """Every stored quad (graph ``None`` is the default graph)."""
         raise NotImplementedError
 
     def lines(self) -> Iterator[str]:
@@ -387,9 +394,9 @@ class WrappedStore(Store):
         self.persistent = inner.persistent
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        return self.inner.solutions(pre, bindings, ahead)
+        return self.inner.solutions(pre, bindings, _ahead)
 
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         return self.inner.failing(pre, bindings)

@@ -83,7 +83,7 @@ class MemoryStore(Store):
         return g
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
         return pre.solutions(self._ds, bindings, _as_oxigraph if _read_otherwise(pre) else None)
 

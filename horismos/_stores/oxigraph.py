@@ -203,9 +203,9 @@ class OxigraphStore(Store):
                 raise QueryRefused(f"the store refused the query: {e}") from None
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        found = self._solve(pre.plan, bindings, pre.variables, 2)
+        found = self._solve(pre._plan, bindings, pre.variables, 2)
         if found is not None and len(found) < 2:  # none or one: the query's answer exactly
             out = []
             for row in found:
@@ -238,7 +238,7 @@ class OxigraphStore(Store):
     def failing(self, pre: Precondition, bindings: Mapping[str, Node]) -> str:
         """As :meth:`Store.failing`, each compiled pattern looked up without a query."""
         for p in pre.patterns:
-            found = self._solve(p.plan, bindings, pre.variables, 1)
+            found = self._solve(p._plan, bindings, pre.variables, 1)
             if found is None:  # not compiled, or not decided: ask the queries
                 return super().failing(pre, bindings)
             if not found:

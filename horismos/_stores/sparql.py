@@ -255,9 +255,9 @@ class SparqlStore(Store):
         return text
 
     def solutions(
-        self, pre: Precondition, bindings: Mapping[str, Node], ahead: ReadAhead | None = None
+        self, pre: Precondition, bindings: Mapping[str, Node], _ahead: ReadAhead | None = None
     ) -> list[dict[str, Node]]:
-        """With ``ahead``, one request also fetches what the step reads next (the types and
+        """With ``_ahead``, one request also fetches what the step reads next (the types and
         triples of its solutions' values, the solutions of its later rules), kept for
         :meth:`objects`, :meth:`outgoing` and these later ``solutions``."""
         later = self._later.pop(solutions_key(pre, bindings), None)
@@ -268,8 +268,8 @@ class SparqlStore(Store):
         prologue = self._prologue(pre.prefixes, pre.select_text)
         branches: list[str] = []
         also: list[Precondition] = []
-        if ahead is not None:
-            branches, also = ahead_branches(body, bindings, pre, ahead)
+        if _ahead is not None:
+            branches, also = ahead_branches(body, bindings, pre, _ahead)
             if also:  # one prologue: the prefixes any of them names (they agree: compatible)
                 merged = dict(pre.prefixes)
                 for other in also:
@@ -284,7 +284,7 @@ class SparqlStore(Store):
         if not branches:
             return [{**bindings, **row} for row in rows]
         self._forget()  # what this step reads replaces what an earlier one read
-        read = read_ahead(rows, bindings, also, ahead.predicates if ahead else None)
+        read = read_ahead(rows, bindings, also, _ahead.predicates if _ahead else None)
         self._seen.update(read.objects)  # type: ignore[arg-type]
         self._out.update(read.outgoing)
         self._later.update(read.later)
