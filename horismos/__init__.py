@@ -11,7 +11,7 @@ from . import _quiet_start  # first: a Ctrl-C while the rest imports is one line
 try:
     from . import _negative_durations  # noqa: F401  first: rdflib then writes "-P1Y1D"
     from ._agent import Agent
-    from ._call import CallResult
+    from ._call import CallError, CallResult
     from ._catalog import ToolEntry, check_inventory
     from ._claims import NotHeld
     from ._definitions import Definitions, load_definitions
@@ -99,6 +99,7 @@ __all__ = [
     "Assertion",
     "AuthoringError",
     "BrokerError",
+    "CallError",
     "CallInFlight",
     "CallResult",
     "Catalog",

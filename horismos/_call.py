@@ -13,6 +13,7 @@ takes an ActionStep's path through the runner — binding, SHACL gate, one trans
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -40,6 +41,7 @@ from ._errors import (
     CallInFlight,
     LeaseLost,
     OutcomeUnknown,
+    RunError,
     ShapesBrokenAlready,
     ToolError,
     UsageError,
@@ -94,6 +96,7 @@ if TYPE_CHECKING:
     from ._world import World
 
 __all__ = [
+    "CallError",
     "CallResult",
     "LentData",
     "approval_fingerprint",
@@ -106,6 +109,53 @@ CallStatus = Literal[
 ]
 """``partial``: an adapter-bound tool's commit that the system of record accepted in part; the
 accepted effects landed (:class:`~._errors.PartialCommit`)."""
+
+
+@dataclass(frozen=True)
+class CallError:
+    """Why a guarded call did not complete: :attr:`CallResult.error`, typed as a run's error is.
+
+    ``kind`` is what to match on (``match result.error: case CallError(kind="approval"):``);
+    its values are the envelope's ``error.kind`` (docs/catalog.md lists them): ``schema``,
+    ``precondition``, ``policy``, ``approval``… refused before any call, ``tool_error``,
+    ``timeout``, ``outcome_unknown``, ``gate_rejected``… once called. ``message`` says what to
+    change. ``cause``: the run's own exception when the call ran and failed with one (an
+    :class:`~horismos.OutcomeUnknown`, a :class:`~horismos.ToolError`, …, its ``cause`` the
+    tool's exception); ``None`` for a refusal before any call and for an answer given again
+    under an idempotency key. :meth:`to_json` is the envelope's ``{"kind", "message"}``."""
+
+    kind: str
+    message: str
+    cause: RunError | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, error: RunError) -> CallError:
+        """The call's error as the run raised it: its kind and words, and itself as cause."""
+        return cls(error.kind, str(error), error)
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> CallError:
+        """The error of an envelope recorded earlier (an idempotency key's answer)."""
+        return cls(str(value["kind"]), str(value["message"]))
+
+    def to_json(self) -> dict[str, str]:
+        """``{"kind", "message"}``: the envelope's ``error`` (docs/call-envelope.schema.json)."""
+        return {"kind": self.kind, "message": self.message}
+
+    def __getitem__(self, key: Literal["kind", "message"]) -> str:
+        """``error["kind"]``, ``error["message"]``: the envelope's keys, read as the untyped
+        dict this was until it was typed; :attr:`kind` and :attr:`message` say the same."""
+        if key not in ("kind", "message"):
+            raise KeyError(key)
+        return str(getattr(self, key))
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """``error.get("kind")``: a key of the envelope's ``error``, or ``default``, as the
+        dict this was read; code written since reads :attr:`kind`."""
+        return str(getattr(self, key)) if key in ("kind", "message") else default
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass
@@ -122,8 +172,9 @@ class CallResult:
     effects: list[tuple[Node, Node, Node]] = field(default_factory=list)
     gate: dict[str, Any] | None = None
     """``{"conforms", "messages"}`` when the gate judged a result; None when none reached it."""
-    error: dict[str, Any] | None = None
-    """``{"kind", "message"}``; kinds: schema, argument_type, precondition, policy, approval,
+    error: CallError | None = None
+    """Why the call did not complete (:class:`CallError`: ``kind``, ``message``, ``cause``),
+    ``None`` when it did. Kinds: schema, argument_type, precondition, policy, approval,
     approval_used, approval_not_issued, approval_stale, idempotency_key_reused, env, binding
     (refused before any call), tool_error, timeout, gate_rejected, and any other RunError's
     kind (result_too_large, partial, …)."""
@@ -155,7 +206,7 @@ class CallResult:
         :attr:`content` opens with (a lane whose caller does otherwise than the command line:
         serve's agent, whose approval an operator gives)."""
         assert self.error is not None
-        self.error["message"] = message
+        self.error = dataclasses.replace(self.error, message=message)
         if self.content and self.content[0].get("type") == "text" and self.replayed is None:
             self.content[0] = {"type": "text", "text": _summary(self)}
 
@@ -168,7 +219,7 @@ class CallResult:
             "artifacts": self.artifacts,
             "effects": [[s.n3(), p.n3(), o.n3()] for s, p, o in self.effects],
             "gate": self.gate,
-            "error": self.error,
+            "error": None if self.error is None else self.error.to_json(),
         }
 
     def receipt(self, *, kept: bool = True) -> str:
@@ -176,12 +227,12 @@ class CallResult:
 
         ``kept=False``: the world ends with the process (an in-memory store, no ``--out``), so
         the effects are not said to have landed anywhere that lasts."""
-        kind = f" ({self.error['kind']})" if self.error and self.status != "completed" else ""
+        kind = f" ({self.error.kind})" if self.error and self.status != "completed" else ""
         lines = [f"{self.call}: {self.status.replace('_', ' ')}{kind}"]
         if self.replayed is not None:
             lines.append(f"  {_REPLAYED.format(self.replayed)}")
         if self.error is not None:
-            lines.append("  " + " ".join(self.error["message"].split()))
+            lines.append("  " + " ".join(self.error.message.split()))
         if self.status in ("completed", "partial"):  # partial: what was accepted landed
             graph = next((a["iri"] for a in self.artifacts if a["type"] == "named_graph"), "")
             n = len(self.effects)
@@ -464,18 +515,23 @@ async def guarded_call(
             # after the charge was sent) or the failure seen (a timeout) — then what to do:
             # the person asked to check with the system it acts on read only the latter
             seen = str(record.error.cause or record.error).rstrip(". ")
-            result.error["message"] = f"{seen}. " + doubt_message(
-                tool, key, defs.name, args=made, persistent=world.store.persistent
+            result.error = dataclasses.replace(
+                result.error,
+                message=f"{seen}. "
+                + doubt_message(tool, key, defs.name, args=made, persistent=world.store.persistent),
             )
         elif intent is not None and runner.left_in_doubt(record, tool):
             assert result.error is not None  # it answered, and nothing of it landed
-            result.error["message"] += ". " + doubt_message(
-                tool, key, defs.name, args=made, persistent=world.store.persistent
+            result.error = dataclasses.replace(
+                result.error,
+                message=result.error.message
+                + ". "
+                + doubt_message(tool, key, defs.name, args=made, persistent=world.store.persistent),
             )
     except _Refused as r:
         agent.take_back_individuals(world, placed)  # "nothing changed in the world"
         tr.emit("refused", tool=str(tool.iri), kind=r.kind, message=r.message)
-        result = CallResult(tool.iri, r.status, error={"kind": r.kind, "message": r.message})
+        result = CallResult(tool.iri, r.status, error=CallError(r.kind, r.message))
     except _Replayed as r:
         agent.take_back_individuals(world, placed)  # nothing called, nothing changed
         tr.emit("replayed", tool=str(tool.iri), key=r.key, first_started=r.started)
@@ -613,7 +669,7 @@ def _check_key(
         ],
         effects=[cast(tuple[Node, Node, Node], tuple(map(from_n3, t))) for t in answer["effects"]],
         gate=answer["gate"],
-        error=answer["error"],
+        error=None if answer["error"] is None else CallError.from_json(answer["error"]),
         replayed=earlier.started,
     )
     raise _Replayed(key, earlier.started, result)
@@ -939,15 +995,16 @@ def _from_record(tool: Tool, rec: StepRecord) -> CallResult:
     if capture:  # a command's byte counters, dropped bytes and truncation flags
         result.artifacts.append({"type": "output_capture", **capture})
     if rec.status == "blocked" and isinstance(rec.error, ShapesBrokenAlready):
-        result.error = {"kind": rec.error.kind, "message": str(rec.error)}
+        result.error = CallError.of(rec.error)
     elif rec.status == "blocked":
-        result.error = {
-            "kind": "precondition",
-            "message": f"this precondition of {tool.name} does not hold: "
+        result.error = CallError(
+            "precondition",
+            f"this precondition of {tool.name} does not hold: "
             f"{' '.join((rec.blocked_by or '').split())}",
-        }
+            rec.error,
+        )
     elif rec.error is not None:
-        result.error = {"kind": rec.error.kind, "message": str(rec.error)}
+        result.error = CallError.of(rec.error)
     return result
 
 
@@ -1029,6 +1086,6 @@ def _summary(result: CallResult, *, kept: bool = True) -> str:
     else:
         changed = "nothing changed"
     return (
-        f"{result.call} {result.status.replace('_', ' ')} ({result.error['kind']}): "
-        f"{result.error['message']}; {changed}"
+        f"{result.call} {result.status.replace('_', ' ')} ({result.error.kind}): "
+        f"{result.error.message}; {changed}"
     )

@@ -480,7 +480,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(result.receipt(kept=kept))
-    if result.error is not None and result.error["kind"] in _REPEATED:
+    if result.error is not None and result.error.kind in _REPEATED:
         return 2  # a usage error: an approval or a key repeated; a fresh one is needed
     return EXIT_CALL[result.status]
 

@@ -300,7 +300,7 @@ class ServedTools:
         finally:
             drop_if_empty(trace)
         approval = None
-        if fp is not None and result.error is not None and result.error["kind"] == "approval":
+        if fp is not None and result.error is not None and result.error.kind == "approval":
             approval = self._request(tool, args, fp)
             # the guarded call's words are for the command line (tools approve, --approval);
             # over MCP an operator approves the request kept in the world

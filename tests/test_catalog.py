@@ -794,3 +794,36 @@ def test_cli_call_reaches_an_mcp_tool_through_the_same_binding(tmp_path):
     assert envelope["status"] == "completed" and envelope["gate"]["conforms"]
     assert ['<http://example.org/ward#ada>', '<http://example.org/ward#bedRef>',
             '"CARDIOLOGY-01"'] in envelope["effects"]
+
+
+def test_a_calls_error_is_typed_to_match_on_and_its_envelope_is_unchanged(build, recorder):
+    """``CallResult.error`` was a bare ``{"kind", "message"}`` dict where a run's error is a
+    typed exception: a handler could match on neither a class nor a field mypy knew. It is a
+    frozen :class:`~horismos.CallError` (``kind``, ``message``, and the run's own exception as
+    ``cause`` once the tool was called); ``to_json()`` writes the envelope as before."""
+    from horismos import CallError, ToolError
+
+    def ward_closed(**_: object) -> dict[str, str]:
+        raise ValueError("the ward is closed")
+
+    tools = {"assign": ward_closed, "capacity": recorder.tool("capacity", None)}
+    for name in ("bill", "transfer", "discharge"):
+        tools[name] = recorder.tool(name, {"ref": "R-1"})
+    agent, world = build(CATALOG, WORLD, tools=tools)
+
+    refused = agent.catalog.call("c.assign", {"patient": ":p1"}, world)
+    match refused.error:
+        case CallError(kind="schema", message=message):
+            assert 'argument "queue" is required' in message
+        case other:
+            raise AssertionError(other)
+    assert refused.error.cause is None
+    assert refused.to_json()["error"] == {"kind": "schema", "message": message}
+    assert refused.error["kind"] == "schema"  # as the dict was read, still
+
+    failed = agent.catalog.call("c.assign", {"patient": ":p1", "queue": ":urgent"}, world)
+    assert isinstance(failed.error, CallError) and failed.error.kind == "tool_error"
+    assert isinstance(failed.error.cause, ToolError)
+    assert isinstance(failed.error.cause.__cause__, ValueError)
+    assert failed.to_json()["error"] == {"kind": "tool_error", "message": failed.error.message}
+    assert "the ward is closed" in failed.error.message

@@ -10,7 +10,7 @@ import horismos
 
 PUBLIC = [
     "HORIS", "Adapter", "Agent", "AmbiguousName", "Arg", "ArgumentTypeError", "Assertion",
-    "AuthoringError", "BrokerError", "CallInFlight", "CallResult", "Catalog", "Change",
+    "AuthoringError", "BrokerError", "CallError", "CallInFlight", "CallResult", "Catalog", "Change",
     "Command", "Conflict", "Definitions", "Digest", "Discovery", "Divergence", "Effect",
     "Environment", "GateRejected", "Header", "HorismosError", "Hydrated", "InstanceFailed",
     "InstanceRun", "InstanceSummary", "Intent", "LeaseLost", "LowDisk", "McpServer", "NotHeld",
