@@ -15,10 +15,10 @@ from rdflib.term import Node
 
 from . import _loop
 from ._bindings import Hosts, Reach, mcp_server
-from ._claims import NotHeld, Worker
+from ._claims import NotHeld, Worker, busy_here
 from ._definitions import Definitions, load_definitions
 from ._definitions_model import name_fix
-from ._driving import busy_here, drive_here, runs_moved
+from ._driving import drive_here, runs_moved
 from ._entailment import schema_of
 from ._environment import Environment
 from ._errors import AmbiguousName, AuthoringError, LeaseLost, NotAnIRI, UsageError

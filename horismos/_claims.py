@@ -78,7 +78,7 @@ from ._process_identity import ran_by, started_by_text
 from ._records import InstanceRun
 from ._stored_instances import read_instance
 from ._stores import RUNTIME, Change, Conflict, Store, StoreError, open_store
-from ._stores.base import Quad, WrappedStore
+from ._stores.base import CLAIM_TERMS, CLAIMS, Quad, WrappedStore
 from ._vocab import NS
 from ._world import INSTANCES, World
 
@@ -96,10 +96,10 @@ __all__ = [
     "NotHeld",
     "Work",
     "Worker",
+    "busy_here",
     "evict_expired",
     "keep_subject",
     "lease_from_env",
-    "live_claims",
 ]
 
 _clock: Callable[[], float] = (
@@ -129,8 +129,7 @@ BATCH = 8
 _TRIES = 5  # a single-focus hold tried again after a tie (:meth:`Worker._decide`)
 MAX_BATCH = 64
 
-CLAIMS = URIRef(RUNTIME + "claims")
-C = RUNTIME + "claim#"
+C = CLAIM_TERMS
 _PREFIXES = (
     f"PREFIX c: <{C}>\nPREFIX horis: <{NS}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 )
@@ -172,28 +171,6 @@ def evict_expired(store: Store) -> None:
     """Drop the ``c:alive`` of every worker whose lease has run out (by the store's clock): what
     it held (claims, a lend of world data: :mod:`~horismos._lends`) is then another's to take."""
     store.update(_EVICT, runtime_only=True)
-
-
-def live_claims(store: Store) -> dict[tuple[URIRef, URIRef], str]:
-    """The (workflow, focus) claims a live process holds now, each with when its lease was last
-    renewed: an instance is being driven only under its focus's claim on a shared world, so a
-    running instance with none was left by a process that is gone (``horismos instances``).
-    A lease is live until it runs out by the store's clock, evicted or not: a process killed
-    a moment ago still reads as live until then, as it does to the workers that would take
-    its claims over. One read of the claims graph, which holds what is claimed now."""
-    rows = store.select(
-        f"""SELECT ?wf ?f ?renewed WHERE {{ GRAPH <{CLAIMS}> {{
-            ?claim c:workflow ?wf ; c:focus ?f ; c:worker ?w .
-            ?w c:alive true ; c:renewed ?renewed ; c:lease ?lease }}
-            FILTER(NOW() - ?renewed <= ?lease) }}""",
-        {},
-        {"c": C},
-    )
-    live: dict[tuple[URIRef, URIRef], str] = {}
-    for r in rows:
-        key = (cast(URIRef, r["wf"]), cast(URIRef, r["f"]))
-        live[key] = max(live.get(key, ""), str(r["renewed"]))
-    return live
 
 
 @dataclass(frozen=True)
@@ -921,3 +898,16 @@ class FencedStore(WrappedStore):
 
     def load(self, quads: Iterable[Quad]) -> None:
         self.apply(Change(add=list(quads)))
+
+
+def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> NotHeld:
+    """The error for a run refused because another run of this process drives its focus
+    (:func:`~._driving.drive_here`)."""
+    return NotHeld(
+        f"another run in this process is driving {workflow} for {name(focus)} right now (an "
+        "agent.run or agent.arun, or a resume, not finished yet): it was not taken over. Ask "
+        "again once that run has returned; with again=False a run answers the focus's "
+        "instance as it stands instead of running",
+        focus,
+        holder=started_by_text(*(ran_by().get(k) for k in ("host", "pid", "lane"))),
+    )

@@ -16,7 +16,6 @@ from rdflib import URIRef
 
 from ._agent import Agent
 from ._bindings.code_identity import code_said
-from ._claims import live_claims
 from ._cli_common import (
     EXIT,
     EXIT_USAGE,
@@ -121,7 +120,8 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
         (lambda node: defs.name(node, exists)) if defs else _names_without_definitions(rows)
     )
     shared = world.store.shared
-    live = _live(world, rows)
+    # whether a process drives each running row now (InstanceSummary.live)
+    live = {r.instance: r.live for r in rows if r.live is not None}
     cleared = reconciliations(world.store)  # the few there are, read once
     doubts = held_doubts(world.store)  # likewise
     # the calls `tools call` (or serve) left held in doubt: no instance's, so no row had them
@@ -206,7 +206,7 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
             short_id(r.instance),
             name(r.workflow),
             name(r.focus),
-            "interrupted" if live.get(r.instance) is False else r.status,
+            "interrupted" if r.interrupted else r.status,
             name(r.current) if r.current else "-",
             (r.since or "-")[:19],
             r.started_by or "-",
@@ -235,20 +235,6 @@ def _list(args: argparse.Namespace, defs: Definitions | None, world: World) -> i
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
-
-
-def _live(world: World, rows: list[InstanceSummary]) -> dict[URIRef, bool]:
-    """Of the running instances listed, whether a process drives each now. On a shared world
-    (``sparql:``) every process drives an instance under its focus's claim and a live lease
-    (:func:`~._claims.live_claims`); any other store opens in one process at a time, so while
-    this command has it open no other drives anything in it: a running instance there is one
-    whose process stopped mid-step. Read here, not in :meth:`World.instances`: the world's
-    listing is its state, this is who holds it, once, for the running rows only."""
-    running = [r for r in rows if r.status == "running"]
-    if not running:
-        return {}
-    claimed = live_claims(world.store) if world.store.shared else {}
-    return {r.instance: (r.workflow, r.focus) in claimed for r in running}
 
 
 def _kind_first(row: InstanceSummary, why: str | None) -> str | None:

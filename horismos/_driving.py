@@ -19,19 +19,23 @@ it read running, since ended, is not continued from what it read.
 
 Taken once a run (a batch: once an instance), never by a step: a set look-up and add under
 a lock.
+
+Who drives a running instance now is asked here too (:func:`driven_now`): on a shared world,
+a live claim; on any other, a run noted here. ``world.instances()`` and ``horismos
+instances`` both ask it, so they tell an interrupted instance from a live one alike.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable
+from typing import cast
 
 from rdflib import URIRef
 
-from ._claims import NotHeld
-from ._process_identity import ran_by, started_by_text
+from ._stores.base import CLAIM_TERMS, CLAIMS, Store
 
-__all__ = ["Driving", "busy_here", "drive_here", "runs_moved"]
+__all__ = ["Driving", "drive_here", "driven_now", "live_claims", "runs_moved"]
 
 _DRIVING: dict[tuple[int, URIRef, URIRef], int] = {}
 """(the store's id, the workflow, the focus) of each run in this process driving it now, and
@@ -105,13 +109,41 @@ def runs_moved() -> int:
     return _MOVES[0]
 
 
-def busy_here(workflow: str, focus: URIRef, name: Callable[[URIRef], str]) -> NotHeld:
-    """The error for a run refused because another run of this process drives its focus."""
-    return NotHeld(
-        f"another run in this process is driving {workflow} for {name(focus)} right now (an "
-        "agent.run or agent.arun, or a resume, not finished yet): it was not taken over. Ask "
-        "again once that run has returned; with again=False a run answers the focus's "
-        "instance as it stands instead of running",
-        focus,
-        holder=started_by_text(*(ran_by().get(k) for k in ("host", "pid", "lane"))),
+def live_claims(store: Store) -> dict[tuple[URIRef, URIRef], str]:
+    """The (workflow, focus) claims a live process holds now, each with when its lease was last
+    renewed: an instance is being driven only under its focus's claim on a shared world, so a
+    running instance with none was left by a process that is gone (``horismos instances``).
+    A lease is live until it runs out by the store's clock, evicted or not: a process killed
+    a moment ago still reads as live until then, as it does to the workers that would take
+    its claims over. One read of the claims graph, which holds what is claimed now."""
+    rows = store.select(
+        f"""SELECT ?wf ?f ?renewed WHERE {{ GRAPH <{CLAIMS}> {{
+            ?claim c:workflow ?wf ; c:focus ?f ; c:worker ?w .
+            ?w c:alive true ; c:renewed ?renewed ; c:lease ?lease }}
+            FILTER(NOW() - ?renewed <= ?lease) }}""",
+        {},
+        {"c": CLAIM_TERMS},
     )
+    live: dict[tuple[URIRef, URIRef], str] = {}
+    for r in rows:
+        key = (cast(URIRef, r["wf"]), cast(URIRef, r["f"]))
+        live[key] = max(live.get(key, ""), str(r["renewed"]))
+    return live
+
+
+def driven_now(
+    store: Store, running: Iterable[tuple[URIRef, URIRef]]
+) -> set[tuple[URIRef, URIRef]]:
+    """Of the (workflow, focus) pairs of running instances, those a process drives now: on a
+    shared world (``sparql:``), under a live claim (:func:`live_claims`); on any other, by a
+    run of this process (:func:`drive_here`), the only process that has the store open. A
+    running instance no one drives is one whose process (or ``arun``) stopped mid-step:
+    ``horismos instances`` says it interrupted, ``InstanceSummary.interrupted`` too."""
+    running = list(running)
+    if not running:
+        return set()
+    if store.shared:
+        claimed = live_claims(store)
+        return {pair for pair in running if pair in claimed}
+    with _LOCK:
+        return {(wf, f) for wf, f in running if _DRIVING.get((id(store), wf, f))}

@@ -15,6 +15,7 @@ from typing import cast
 from rdflib import URIRef
 from rdflib.term import Node
 
+from ._driving import driven_now
 from ._records import Status
 from ._stores import Store
 from ._stores.base import INSTANCES
@@ -56,6 +57,17 @@ class InstanceSummary:
     """The process whose run started it, ``lane@host:pid`` (``host:pid`` from the Python
     API; :mod:`._process_identity`), as stored with it; None for one started before that was
     stored. Of two processes given the same event, the one that started it."""
+    live: bool | None = None
+    """Of a running instance, whether a process drives it now (:attr:`interrupted` when
+    not); None for any other status. ``horismos instances --format json`` says the same."""
+
+    @property
+    def interrupted(self) -> bool:
+        """Running, and no process drives it: its process, or its ``arun``, stopped mid-step
+        (killed, cancelled). ``horismos instances`` lists it ``interrupted``. Nothing will
+        move it on by itself: run its focus again (its call in flight is then held in doubt,
+        not made twice) or resume it; a live one is left to the run driving it."""
+        return self.status == "running" and self.live is False
 
 
 def list_instances(store: Store, status: Status | None = None) -> list[InstanceSummary]:
@@ -85,7 +97,7 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
     # failing step began: later than any activity of its own
     since = {cast(URIRef, r["i"]): str(r["blocked"]) for r in rows if "blocked" in r}
     if status is not None and all(r["i"] in since for r in rows):
-        return _rows(rows, status, since)  # none, or each stopped since a stored time
+        return _rows(store, rows, status, since)  # none, or each stopped since a stored time
     for r in store.select(  # every instance's activities, or those of the instances found
         f"""
             SELECT ?i ?t WHERE {{ ?i horis:status {which} . ?a horis:instance ?i .
@@ -96,13 +108,23 @@ def list_instances(store: Store, status: Status | None = None) -> list[InstanceS
         i, t = r["i"], str(r["t"])
         if isinstance(i, URIRef) and t > since.get(i, ""):
             since[i] = t
-    return _rows(rows, status, since)
+    return _rows(store, rows, status, since)
 
 
 def _rows(
-    rows: list[dict[str, Node]], status: Status | None, since: dict[URIRef, str]
+    store: Store, rows: list[dict[str, Node]], status: Status | None, since: dict[URIRef, str]
 ) -> list[InstanceSummary]:
-    """The rows read, oldest activity first."""
+    """The rows read, oldest activity first; a running one's :attr:`~InstanceSummary.live`
+    told from who drives it now (:func:`~._driving.driven_now`, once for them all)."""
+    running = NS + "Running"
+    driven = driven_now(
+        store,
+        (
+            (cast(URIRef, r["workflow"]), cast(URIRef, r["focus"]))
+            for r in rows
+            if status == "running" or (status is None and str(r["status"]) == running)
+        ),
+    )
     out = []
     for r in rows:
         name = status or cast(Status, str(r["status"]).removeprefix(NS).lower())
@@ -119,6 +141,7 @@ def _rows(
                 str(why) if why is not None else None,
                 str(r["kind"]) if "kind" in r else None,
                 str(r["started"]) if "started" in r else None,
+                (r["workflow"], r["focus"]) in driven if name == "running" else None,
             )
         )
     return sorted(out, key=lambda x: (x.since or "", str(x.instance)))

@@ -513,6 +513,38 @@ def test_an_instance_no_run_drives_is_gone_on_with_not_answered_running_for_ever
     assert [i.status for i in world.instances()] == ["failed"]
 
 
+def test_world_instances_tells_an_interrupted_instance_from_a_live_one():
+    """``horismos instances`` lists a running instance no process drives as ``interrupted``;
+    ``world.instances()`` said ``running`` for both it and one a run is driving right now, so
+    a Python operator could not tell which to run again. Each running summary says whether a
+    process drives it (``live``) and ``interrupted`` when none does, as the command says."""
+    import asyncio
+
+    calls: list[str] = []
+
+    async def scenario() -> tuple[list[horismos.InstanceSummary], ...]:
+        agent, world, entered = _triage_held_in_call(calls)
+        task = asyncio.create_task(agent.arun(world, focus=":patient42"))
+        await entered.wait()
+        try:
+            driven = world.instances(), world.instances("running")
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        left = world.instances(), world.instances("running")
+        other = horismos.World.from_files(
+            Path(__file__).resolve().parent.parent / "examples" / "triage" / "world.ttl")
+        await _triage_agent().arun(other, focus=":patient42")  # ends, one way or another
+        return *driven, *left, other.instances()
+
+    live, live_running, left, left_running, ended = asyncio.run(scenario())
+    for rows in (live, live_running):
+        assert [(r.status, r.live, r.interrupted) for r in rows] == [("running", True, False)]
+    for rows in (left, left_running):
+        assert [(r.status, r.live, r.interrupted) for r in rows] == [("running", False, True)]
+    assert [(r.status != "running", r.live, r.interrupted) for r in ended] == [(True, None, False)]
+
+
 def test_a_failed_instance_answered_again_keeps_its_errors_class():
     """The retry after the one that failed the instance (its call held in doubt) was answered
     a plain ``RunError`` of the stored words: a handler could tell "reconcile the call" from

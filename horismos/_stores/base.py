@@ -97,6 +97,10 @@ RUNTIME = "urn:horismos:runtime:"
 """Graphs named under this prefix are store bookkeeping, never part of the world."""
 INSTANCES = URIRef("urn:horismos:instances")
 """The named graph that holds workflow instance state."""
+CLAIMS = URIRef(RUNTIME + "claims")
+"""The named graph of a shared world's claims (:mod:`horismos._claims`): who drives what."""
+CLAIM_TERMS = RUNTIME + "claim#"
+"""The namespace of the claims graph's terms (``c:`` in its queries)."""
 DOUBT = "urn:horismos:doubt:"
 """Nodes under this prefix keep a call that may have acted, one per tool and subject
 (:func:`doubt_node`, ``_intents.py``)."""
