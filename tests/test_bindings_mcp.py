@@ -923,3 +923,46 @@ def test_a_stdio_server_does_not_outlive_a_run_killed_mid_call(tmp_path: Path) -
     assert not (tmp_path / "ledger.txt").exists()
     again = horismos_forked(tmp_path, "run", "defs.ttl", *store, "--focus", ":p1", timeout=120)
     assert again.returncode == 1 and "tools reconcile t.charge" in again.stdout, again.stdout
+
+
+def test_a_cancelled_arun_leaves_a_concurrent_runs_stdio_server_alone(tmp_path):
+    """Two ``arun`` tasks of one agent, their tools bound to one declared stdio server, and
+    one of them cancelled in the middle of its call: each run opens its own session (its own
+    server process), so the other run's calls go on, its server never closed or started again
+    under it. The cancelled call of a tool that is not idempotent is held in doubt: going on
+    with its instance (``again=False``) fails the step with ``OutcomeUnknown`` and calls
+    nothing again."""
+    ledger = tmp_path / "ledger"
+    python = Path(sys.executable).as_posix()
+    server = (f':clinic a horis:McpServer ; horis:command "{python}" ;'
+              f' horis:args ( "{SERVER.as_posix()}" "--ledger" "{ledger.as_posix()}" ) .\n')
+    effect = 'horis:asserts [ horis:property :queueRef ; horis:type xsd:string ]'
+    defs = (server + tool("t.slow", "slow_noted", effect, timeout="30s")
+            + tool("t.record", "record", effect) + step("Slow", "t.slow", next="Record")
+            + step("Record", "t.record") + workflow("Slow"))
+    agent, world = load(tmp_path / "defs", defs)
+
+    async def scenario() -> tuple[Run, str, Run]:
+        cancelled = asyncio.create_task(agent.arun(world, focus=":p1"))
+        other = asyncio.create_task(agent.arun(world, focus=":p2"))
+        # both calls under way (each answers after 2 s): p1's, sent, is cancelled
+        while not ledger.exists() or len(_noted(ledger, "slow")) < 2:
+            await asyncio.sleep(0.05)
+        cancelled.cancel()
+        await asyncio.gather(cancelled, return_exceptions=True)
+        done = await other
+        return done, ledger.read_text(), await agent.arun(world, focus=":p1", again=False)
+
+    other, said, gone_on = asyncio.run(scenario())
+    assert other.status == "completed", other.error
+    assert [s.status for s in other.instances[0].steps] == ["completed", "completed"]
+    assert gone_on.status == "failed" and isinstance(gone_on.error.cause, OutcomeUnknown)
+    assert said.split("\n").count("start") == 2  # one server a run, none started again
+    # p1's call was not made again
+    assert sorted(_noted(ledger, "slow")) == [f"slow {EX.p1}", f"slow {EX.p2}"]
+    assert _noted(ledger, "record") == [f"record {EX.p2}"]
+
+
+def _noted(ledger: Path, what: str) -> list[str]:
+    """The ledger's lines of the test server's ``what`` calls, in the order they came."""
+    return [line for line in ledger.read_text().split("\n") if line.startswith(what + " ")]

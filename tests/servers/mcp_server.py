@@ -116,6 +116,16 @@ async def slow(patient: str) -> dict[str, Any]:
 
 
 @server.tool()
+async def slow_noted(patient: str) -> dict[str, Any]:
+    """``slow``, noting ``slow PATIENT`` in the ledger as the call arrives: a test cancels
+    its caller once the call is known to be under way."""
+    with open(_option("--ledger"), "a", encoding="utf-8") as ledger:
+        ledger.write(f"slow {patient}\n")
+    await asyncio.sleep(2)
+    return {"queueRef": "Q-late"}
+
+
+@server.tool()
 def locked(patient: str) -> dict[str, Any]:
     """Answers with the server's own JSON-RPC error -32000, the code the SDK also gives a
     connection that closed."""
