@@ -294,7 +294,7 @@ def _store_held(agent: Agent, args: argparse.Namespace, trace: str | None, e: St
         foci = [agent.definitions.expand(args.focus)] if args.focus else []
     except (KeyError, HorismosError):
         foci = []
-    runner = agent.runner(
+    runner = agent._runner(
         World.open("memory"),
         trace,
         Environment(),

@@ -109,7 +109,7 @@ def _problem(
         if step.on_error is not None
         else "the instance fails"
     )
-    return defs.sources.problem(
+    return defs._sources.problem(
         "warning",
         step.iri,
         f"the world gives {defs.name(focus)} {len(calls)} solutions of its horis:requires for "

@@ -20,8 +20,8 @@ PUBLIC = [
     "ShaclMessage", "ShapesBrokenAlready", "Step", "StepBudgetExceeded", "StepRecord", "Store",
     "StoreError", "Tool", "ToolEntry", "ToolError", "ToolTimeout", "Trace", "TraceError",
     "TraceExists", "TraceTampered", "TraceVersionError", "Unreachable", "UnreadableAnswer",
-    "Unstartable", "UsageError", "Workflow", "World", "__version__", "check_inventory", "iter_trace",
-    "load_definitions", "read_trace", "replay", "submit", "wait_for_instances",
+    "Unstartable", "UsageError", "Workflow", "World", "__version__", "check_inventory",
+    "iter_trace", "load_definitions", "read_trace", "replay", "submit", "wait_for_instances",
 ]
 
 
