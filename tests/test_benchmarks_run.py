@@ -12,8 +12,9 @@ benchmarks, never by a test), only that it measures without failing and prints t
 Left out: ``bench_peers`` (LangGraph, the ``bench`` extra; its Horismos side runs through
 ``bench_apply``, ``bench_trace`` and others), ``bench_distributed`` (a Redis broker),
 ``bench_viewer`` (a browser), ``bench_sparql`` and ``bench_stores`` (servers of their own),
-``bench_lanes``, ``bench_startup`` and ``bench_individuals`` (tens of seconds even at their
-smallest), ``chaos_once`` (servers of its own, twenty seconds a store a round).
+``bench_lanes``, ``bench_lanes_scale``, ``bench_startup`` and ``bench_individuals`` (tens of
+seconds even at their smallest), ``chaos_once`` (servers of its own, twenty seconds a store a
+round).
 """
 
 from __future__ import annotations
