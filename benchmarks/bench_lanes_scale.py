@@ -64,8 +64,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "history"))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_lanes import TOOLS, TOOLS_PY, TTL, H, Pools, build, counting_store  # noqa: E402
+from oxigraph_server import OxigraphServer  # noqa: E402  (``oxigraph serve``, up when made)
 
 WARM = 1
 
@@ -197,10 +199,12 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 2_000_000])
     parser.add_argument("--stores", nargs="+", default=["oxigraph", "journal"],
-                        choices=["oxigraph", "journal"])
+                        choices=["oxigraph", "journal", "sparql"])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--lanes", nargs="*", help="only the lanes whose label holds one of these")
     parser.add_argument("--serve", action="store_true", help="also one MCP call through serve")
+    parser.add_argument("--worker", action="store_true",
+                        help="on sparql: also submit --wait to a horismos worker (redis-server)")
     parser.add_argument("--cache", type=Path, help="keep the built worlds here, to reuse")
     args = parser.parse_args()
 
@@ -212,6 +216,7 @@ def main() -> None:
     cache = args.cache or folder
     cache.mkdir(parents=True, exist_ok=True)
     per_pool = args.reps + WARM
+    servers: list[OxigraphServer] = []
     pools_n = len(args.stores)
     try:
         built: dict[int, tuple[list[Pools], Path]] = {}
@@ -229,6 +234,10 @@ def main() -> None:
         for k, name in enumerate(args.stores):
             spec = {s: f"{name}:{cache}/{name}-{s}" for s in sizes}
             left = {s: cache / f"{name}-{s}.pools.pkl" for s in sizes}
+            if name == "sparql":  # a server a size, its folder kept by --cache
+                for size in sizes:
+                    servers.append(OxigraphServer(cache / f"sparql-{size}"))
+                    spec[size] = servers[-1].store
             pools: dict[int, list[Pools]] = {}
             for size in sizes:
                 if left[size].exists():  # kept by --cache, with the cases not yet used
@@ -238,16 +247,24 @@ def main() -> None:
                 world = World.open(spec[size])
                 world.store.load_file(built[size][1])
                 world.close()
+                if name == "sparql":  # out of RocksDB's memtable, as a server's in use
+                    server = servers[-len(sizes) + sizes.index(size)]
+                    server.stop()
+                    server.start(wait=600)
                 print(f"# {name} ~{size:,}: loaded in {time.perf_counter() - t0:.1f} s",
                       flush=True)
                 pools[size] = built[size][0][k::len(args.stores)]  # its own
             try:
-                lanes(agent, name, spec, pools, sizes, args)
+                with workers(spec, folder) if args.worker and name == "sparql" else \
+                        contextlib.nullcontext():
+                    lanes(agent, name, spec, pools, sizes, args)
             finally:
                 for size in sizes:
                     left[size].write_bytes(pickle.dumps(
                         [(p.fresh, p.asks, p.approvals) for p in pools[size]]))
     finally:
+        for server in servers:
+            server.stop()
         shutil.rmtree(folder, ignore_errors=True)  # the stores too, unless --cache kept them
 
 
@@ -331,8 +348,47 @@ def lanes(agent: Any, name: str, spec: dict[int, str], pools: dict[int, list[Poo
     if args.serve:
         show(name, measure(sizes, args.reps, "serve: one MCP tools/call (wall only)",
                            lambda s: serve_call(spec[s], fresh[s].pop())), sizes)
+    if args.worker and name == "sparql":
+        show(name, measure(sizes, args.reps, "submit --wait, a worker drives it",
+                           lambda s: submit_wait(spec[s], fresh[s].pop())), sizes)
     shutil.rmtree(traces, ignore_errors=True)
     del World
+
+
+def submit_wait(spec: str, case: Any) -> list[str]:
+    """``submit --focus --wait``: enqueued, taken by the worker of this store, waited for."""
+    return ["submit", str(TTL), "--workflow", str(H.WfMark), "--focus", str(case), "--store",
+            spec, "--broker", BROKERS[spec], "--wait", "60"]
+
+
+BROKERS: dict[str, str] = {}  # each store's worker's broker
+
+
+@contextlib.contextmanager
+def workers(spec: dict[int, str], folder: Path) -> Iterator[None]:
+    """A redis-server, and one ``horismos worker`` a store on a database of its own."""
+    import subprocess
+
+    from redis_server import RedisServer
+
+    redis = RedisServer(folder / "redis")
+    started = []
+    try:
+        for k, store in enumerate(spec.values()):
+            BROKERS[store] = redis.url.rsplit("/", 1)[0] + f"/{k}"
+            started.append(subprocess.Popen(
+                [sys.executable, "-m", "horismos", "worker", str(TTL), "--tools", str(TOOLS_PY),
+                 "--store", store, "--broker", BROKERS[store]], cwd=HERE / "history",
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL))
+        time.sleep(10)  # imports, definitions, the broker reached
+        yield
+    finally:
+        for w in started:
+            w.terminate()
+        for w in started:
+            w.wait(30)
+        redis.stop()
 
 
 def _open_close(spec: str) -> Callable[[], tuple[float, float, float, int]]:
