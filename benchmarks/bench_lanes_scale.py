@@ -1,14 +1,17 @@
 """Each lane a user runs on one event, at ~20,000 and ~2,000,000 triples, on the stores that
 keep a world between commands: a run should cost what it touches, not what the world holds.
 
-    python benchmarks/bench_lanes_scale.py [--sizes 20000 2000000] [--stores oxigraph journal]
-                                           [--reps 3]
+    python benchmarks/bench_lanes_scale.py [--sizes 20000 2000000] [--reps 3] [--serve]
+                                           [--stores oxigraph journal sparql] [--worker]
+                                           [--lanes WORD ...] [--cache DIR]
 
 The world is benchmarks/bench_lanes.py's (a service's world after a while: cases of a small
 domain ontology, :Case, :Item, :Person, :Option, each run once through a one-step workflow,
 ~44 quads a case; a few instances waiting for an operator and for an approval; fresh cases),
 built in memory once per size, written as N-Quads and bulk-loaded into ``oxigraph:PATH`` and
-``journal:PATH`` folders of its own.
+``journal:PATH`` folders of its own, and into a real ``oxigraph serve`` for ``sparql`` (restarted
+once loaded, as bench_lanes does). ``--worker`` (sparql): ``submit --focus --wait`` to a
+``horismos worker`` (a process of its own) on a ``redis-server``, the submit's cost timed.
 
 Each lane is the ``horismos`` command a user runs, through ``horismos._cli.main`` in this
 process (the ~0.6 s of imports are the same at every size, and noise on a shared machine
@@ -32,15 +35,22 @@ no store: its ratio is the machine's noise between the sizes. ``--cache DIR`` ke
 worlds and loaded stores there (a 2M-triple world takes ~4 min to build, ~2.5 min to load
 into ``oxigraph:PATH``), with the cases not yet used, for the next run.
 
-Figures (2026-12-07, 2 shared cores, ``--reps 2``, ms CPU at 20k -> 2M quads, x CPU ratio):
-journal: run --focus 124 -> 135 (x1.09), --no-again 133 -> 147, waits + resume 280 -> 298,
-wake 172 -> 145, approve + resume 344 -> 289, tools call 191 -> 172, discover 149 -> 136,
-instances --status waiting 132 -> 160, serve's MCP call 42 -> 48 ms wall; reads the same at
-both sizes in every lane. Its open is the world: World.open + close 76 -> 8,240 ms CPU
-(the snapshot parsed into memory; the close frees it, ~1.7 s of it at 2M).
-oxigraph:PATH: every lane x0.95-1.54 CPU with the same rows read, tools list (no store)
-x1.39 beside them: a busier machine while the 2M rounds ran; ``wake`` alone, run again
-six times each, 140-230 ms at 20k and 130-215 ms at 2M. World.open + close 25 -> 26 ms.
+Figures (2026-12-07, 2 shared cores at load 8-10, ms CPU at 20k -> 2M quads, stores' opens
+left out; the rows read were the same at both sizes in every lane and store):
+journal (``--reps 2``): run --focus 124 -> 135, --no-again 133 -> 147, waits + resume 280 ->
+298, wake 172 -> 145, approve + resume 344 -> 289, tools call 191 -> 172, discover 149 -> 136,
+instances --status waiting 132 -> 160, serve's MCP call 42 -> 48 ms wall. Its open is the
+world: World.open + close 76 -> 8,240 ms CPU (py-spy: 64 % of a 2M open + close in
+pyoxigraph's load of the snapshot, 11 % in freeing it at close, ~1.7 s CPU).
+oxigraph:PATH (``--reps 3``): run --focus 129 -> 139, --no-again 125 -> 135, waits + resume
+318 -> 265, wake 136 -> 158, approve + resume 307 -> 339, tools call 177 -> 185, discover
+185 -> 183, instances 166 -> 208 (run six times each in one process: 138-162 and 145-176),
+tools list (no store) 132 -> 144, serve's call 22 -> 29 ms wall; World.open + close 29 -> 30.
+sparql (``--reps 2 --worker``; CPU of the client, the server's in wall): run --focus 194 ->
+162 (wall 967 -> 659), --no-again 111 -> 115, waits + resume 325 -> 323, wake 148 -> 125,
+approve + resume 365 -> 347, tools call 195 -> 192, discover 135 -> 175 (wall 214 -> 269),
+instances 181 -> 154, submit --wait to a worker 146 -> 140 (wall 532 -> 486), serve's call
+32 -> 35 ms wall. Loading 2M quads into the server took 13 min (its log replayed on restart).
 """
 
 from __future__ import annotations
