@@ -1,7 +1,8 @@
 """Chaos for "a non-idempotent action happens at most once": concurrent processes, random kills.
 
-    nice -n 10 python benchmarks/chaos_once.py [--rounds N] [--seed S]
+    nice -n 10 python benchmarks/chaos_once.py [--rounds N] [--seed S] [--seconds T]
                                                [--stores oxigraph journal sparql] [--keep DIR]
+                                               [--bindings http,mcp-stdio,mcp-http,cmd]
 
 A real HTTP payment server on 127.0.0.1 (a process of its own) records every charge and every
 transfer, with its subject, in an fsynced ledger. Two workflows call it: ``:Pay`` charges an
@@ -43,8 +44,28 @@ is cleared with the true verdict (``tools reconcile --verdict``); a ``run --all`
 The "operator" also clears one doubt at random during the chaos, once the payment server has
 nothing in flight, as a person who checked would.
 
-Prints one line per round (``round N store: ok`` or the violations, with the log folder kept)
-and a summary: rounds, processes started, kills, violations. Exit 1 when any was found.
+The tools are bound four ways (``--bindings``, all by default; a round runs each kind asked
+for on one store, the stores in turn, so N rounds give each kind N lanes):
+
+* ``http``: the payment server above (``horis:binding "URL/charge"``);
+* ``mcp-stdio``: an MCP server written with the SDK (``MCPServer``) that each runtime process
+  spawns over stdio; it appends the charge to an fsynced (and ``flock``-ed) ledger of its own,
+  which the checks read with the payment server's. Besides the kills of the runtime process
+  (its group, and the server's, a session of its own), the server child alone is
+  ``kill -9``-ed a random moment after a call reached it: a call it was in the middle of must
+  be held in doubt (``instances`` lists it, or ``tools reconcile`` is what clears it), never
+  called again nor taken as not sent;
+* ``mcp-http``: the same server over streamable HTTP on 127.0.0.1, one process of the chaos's
+  own that every runtime process calls, ``kill -9``-ed at random moments of the chaos, or as
+  soon as it is making a charge, and started again 0–1.5 s later, on the same port;
+* ``cmd``: a ``cmd:`` program (``horis:CommandBinding``) appending to that ledger.
+
+What is in flight (the operator waits for none) is the payment server's count, and for the
+others a marker file per call being made by a live process.
+
+Prints one line per round (``round N store binding: ok`` or the violations, with the log
+folder kept) and a summary: lanes per kind and store, processes started, kills, MCP servers
+killed (mid-call), violations. Exit 1 when any was found.
 """
 
 from __future__ import annotations
@@ -92,8 +113,7 @@ DEFINITIONS = PREFIXES + """
     horis:requires "FILTER NOT EXISTS { ?order :paymentRef ?r }" ;
     horis:effect [ horis:subject "order" ;
         horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
-    horis:binding "PAY/charge" ;
-    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] ;
+    CHARGE_BINDING
     horis:timeout "10s" ;
     horis:idempotent false .
 
@@ -102,8 +122,7 @@ DEFINITIONS = PREFIXES + """
     horis:requires "FILTER NOT EXISTS { ?transfer :transferRef ?r }" ;
     horis:effect [ horis:subject "transfer" ;
         horis:asserts [ horis:property :transferRef ; horis:type xsd:string ] ] ;
-    horis:binding "PAY/transfer" ;
-    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] ;
+    TRANSFER_BINDING
     horis:timeout "10s" ;
     horis:requiresApproval true ;
     horis:idempotent false .
@@ -185,6 +204,132 @@ print(s.server_address[1], flush=True)
 s.serve_forever()
 '''
 
+# What the MCP server and the command program charge with: one act, fsynced to a ledger of
+# their own (flock'ed: several processes append), a marker in acting/ while it is under way
+# (named by the acting process's pid: a marker of a process killed is not in flight), and
+# pids/<runtime pid> holding the pid of the process that acts for it (the stdio server child
+# the chaos may kill alone).
+LEDGER_LIB = r"""
+import fcntl, os, random, time, uuid
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def mark(xpid):
+    if xpid:
+        with open(os.path.join(HERE, "pids", xpid), "w") as f:
+            f.write(str(os.getpid()))
+
+def act(kind, subject, xpid):
+    mark(xpid)
+    marker = os.path.join(HERE, "acting", f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    with open(marker, "w") as f:
+        f.write(subject)
+    try:
+        time.sleep(random.uniform(0, 0.25))
+        ref = f"{kind[0].upper()}-{uuid.uuid4().hex[:10]}"
+        with open(os.path.join(HERE, "ledger-tools.txt"), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.write(f"{kind} {subject} {ref} {xpid}\n")
+            f.flush(); os.fsync(f.fileno())
+        time.sleep(random.uniform(0, 0.25))
+        return ref
+    finally:
+        os.unlink(marker)
+"""
+
+# The payment service as an MCP server (the SDK's MCPServer): over stdio, spawned by each
+# runtime process (CHAOS_PID in its environment), or over streamable HTTP (--http PORT),
+# a process of the chaos's own that it kills (-9) and starts again; the runtime's pid comes
+# in the X-Pid header, noted as the request arrives.
+MCP_PAYMENT_SERVER = r"""
+import asyncio, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import anyio
+import chaos_ledger
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("chaos-pay")
+XPID = os.environ.get("CHAOS_PID", "")
+
+@server.tool()
+async def charge(order: str) -> dict:
+    ref = await anyio.to_thread.run_sync(chaos_ledger.act, "charge", order, XPID)
+    return {"paymentRef": ref}
+
+@server.tool()
+async def transfer(transfer: str) -> dict:
+    ref = await anyio.to_thread.run_sync(chaos_ledger.act, "transfer", transfer, XPID)
+    return {"transferRef": ref}
+
+if sys.argv[1:2] == ["--http"]:
+    import uvicorn
+    app = server.streamable_http_app()
+
+    async def noting(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        first = await receive()
+        if b'"tools/call"' in first.get("body", b""):
+            xpid = dict(scope["headers"]).get(b"x-pid", b"").decode()
+            chaos_ledger.mark(xpid)
+        given = iter([first])
+
+        async def again():
+            return next(given, None) or await receive()
+
+        await app(scope, again, send)
+
+    uvicorn.run(noting, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+else:
+    server.run()
+"""
+
+# The payment service as a program (a cmd: binding): charge|transfer -- SUBJECT.
+CMD_PAYMENT = r"""
+import json, os, sys
+import chaos_ledger
+kind, subject = sys.argv[1], sys.argv[3]
+ref = chaos_ledger.act(kind, subject, os.environ.get("CHAOS_PID", ""))
+print(json.dumps({("paymentRef" if kind == "charge" else "transferRef"): ref}))
+"""
+
+BINDINGS = ["http", "mcp-stdio", "mcp-http", "cmd"]
+PID_ENV = '[ horis:name "CHAOS_PID" ; horis:fromEnv "CHAOS_PID" ]'
+
+
+def definitions(binding: str, pay_url: str, root: Path, mcp_url: str) -> str:
+    """The workflows with both tools bound one way: over HTTP to the payment server, to the
+    MCP server (stdio or streamable HTTP), or to the program."""
+    if binding == "http":
+        tool = ('horis:binding "{pay}/{name}" ;\n'
+                '    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] ;')
+        extra = ""
+    elif binding.startswith("mcp"):
+        tool = 'horis:binding "mcp://bank/{name}" ;'
+        extra = (f':bank a horis:McpServer ; horis:command "python" ; horis:args '
+                 f'( "{root / "chaos_mcp.py"}" ) ;\n    horis:env {PID_ENV} .\n'
+                 if binding == "mcp-stdio" else
+                 f':bank a horis:McpServer ; horis:url "{mcp_url}" ;\n'
+                 '    horis:header [ horis:name "X-Pid" ; horis:fromEnv "CHAOS_PID" ] .\n')
+    else:
+        tool = 'horis:binding "cmd:{name}Cmd" ;'
+        extra = "".join(
+            f':{name}Cmd a horis:CommandBinding ; horis:root "{root}" ;\n'
+            f'    horis:argv ( "python" "chaos_cmd.py" "{name}" "--" "{{{arg}}}" ) ;\n'
+            f'    horis:env {PID_ENV} .\n'
+            for name, arg in (("charge", "order"), ("transfer", "transfer")))
+    return (DEFINITIONS.replace("CHARGE_BINDING", tool.format(pay=pay_url, name="charge"))
+            .replace("TRANSFER_BINDING", tool.format(pay=pay_url, name="transfer")) + extra)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 # An MCP client asking run_workflow, as an agent would (its own forked process).
 ALLOW = "ReadOnly,HostStateWrite"
 
@@ -206,6 +351,8 @@ class Proc:
     kill_on_call: float | None = None  # seconds after its first tool request reaches the server
     wake_at: float | None = None  # paused (SIGSTOP) until then
     pause_at: int = 0  # stops itself after this commit (CHAOS_PAUSE_AT), 0: never
+    server_kill: float | None = None  # its stdio MCP server killed this long after its call
+    server_kill_at: float | None = None
     rc: int | None = None
     killed: bool = False
 
@@ -217,16 +364,26 @@ class Lane:
     kind: str
     store: str
     folder: Path
+    binding: str
+    defs: str
     orders: list[str]
     transfers: list[str]
     approvals: list[tuple[str, str]] = field(default_factory=list)  # (instance, fingerprint)
     approved: Counter[str] = field(default_factory=Counter)  # fingerprint → approve exit 0
+    settled: set[str] = field(default_factory=set)  # doubts an operator cleared in the chaos
     serve_port: int | None = None
 
 
 class Chaos:
-    def __init__(self, root: Path, seed: int, kinds: list[str], log: Callable[[str], None]):
+    def __init__(self, root: Path, seed: int, kinds: list[str], log: Callable[[str], None],
+                 bindings: list[str] | None = None):
         self.root, self.rng, self.kinds, self.log = root, random.Random(seed), kinds, log
+        self.bindings = bindings or ["http"]
+        self.server_kills = 0
+        self.mid_call = 0  # of which the server was making a charge
+        self.binding = "http"  # the lane's now
+        self.cut: set[str] = set()  # subjects whose call its stdio server died in the middle of
+        self.mcp_restarts = 0
         self.procs: list[Proc] = []
         self.started = 0
         self.kills = 0
@@ -239,7 +396,21 @@ class Chaos:
             stderr=(root / "payment-server.log").open("wb"))
         assert self.payment.stdout is not None
         self.pay_url = f"http://127.0.0.1:{int(self.payment.stdout.readline())}"
-        (root / "defs.ttl").write_text(DEFINITIONS.replace("PAY", self.pay_url))
+        for name, text in (("chaos_ledger.py", LEDGER_LIB), ("chaos_mcp.py", MCP_PAYMENT_SERVER),
+                           ("chaos_cmd.py", CMD_PAYMENT)):
+            (root / name).write_text(text)
+        (root / "acting").mkdir()
+        (root / "pids").mkdir()
+        (root / "ledger-tools.txt").touch()
+        self.mcp: subprocess.Popen[bytes] | None = None
+        self.mcp_port = free_port()
+        self.mcp_back_at: float | None = None  # killed: started again then
+        self.mcp_kill_armed = False  # killed as soon as it is making a charge
+        for b in self.bindings:
+            (root / f"defs-{b}.ttl").write_text(definitions(
+                b, self.pay_url, root, f"http://127.0.0.1:{self.mcp_port}/mcp"))
+        if "mcp-http" in self.bindings:
+            self.start_mcp()
         self.oxigraph: subprocess.Popen[bytes] | None = None
         self.redis: subprocess.Popen[bytes] | None = None
         if "sparql" in kinds:
@@ -264,6 +435,43 @@ class Chaos:
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 self.broker = f"redis://127.0.0.1:{rport}/0"
                 time.sleep(0.3)
+
+    # -- the MCP server over streamable HTTP ---------------------------------------------------
+
+    def start_mcp(self, wait: bool = False) -> None:
+        """The MCP payment server on its port (again, after a kill); ``wait``: until it
+        listens."""
+        self.mcp = subprocess.Popen(
+            [sys.executable, str(self.root / "chaos_mcp.py"), "--http", str(self.mcp_port)],
+            stdout=subprocess.DEVNULL, stderr=(self.root / "mcp-server.log").open("ab"))
+        self.mcp_back_at = None
+        for _ in range(400 if wait else 0):
+            try:
+                with socket.create_connection(("127.0.0.1", self.mcp_port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+
+    def kill_mcp(self) -> None:
+        """``kill -9`` of the MCP server, whatever it is doing; started again a while later."""
+        if self.mcp is not None and self.mcp.poll() is None:
+            if any((self.root / "acting").glob(f"{self.mcp.pid}-*")):
+                self.mid_call += 1
+            self.mcp.kill()
+            self.mcp.wait()
+            self.server_kills += 1
+            self.mcp_back_at = time.monotonic() + self.rng.uniform(0, 1.5)
+
+    def mcp_up(self, wait: bool = False) -> None:
+        if self.mcp_kill_armed and self.mcp is not None and (wait or any(
+                (self.root / "acting").glob(f"{self.mcp.pid}-*"))):
+            self.mcp_kill_armed = False
+            if not wait:
+                self.kill_mcp()
+        if self.mcp is not None and self.mcp.poll() is not None and (
+                wait or (self.mcp_back_at is not None and time.monotonic() >= self.mcp_back_at)):
+            self.mcp_restarts += 1
+            self.start_mcp(wait)
 
     # -- processes ---------------------------------------------------------------------------
 
@@ -313,11 +521,18 @@ class Chaos:
         """Processes that ended (or were killed now, their time come)."""
         ended = []
         now = time.monotonic()
-        if any(p.kill_on_call is not None and p.kill_at is None for p in self.procs):
+        self.mcp_up()
+        if any((p.kill_on_call is not None and p.kill_at is None) or p.server_kill is not None
+               for p in self.procs):
             pids = self.payment_state()["pids"]
             for p in self.procs:
                 if p.kill_on_call is not None and p.kill_at is None and str(p.pid) in pids:
                     p.kill_at = now + p.kill_on_call
+                if p.server_kill is not None and str(p.pid) in pids:
+                    p.kill_on_call = None
+                    p.kill_at = None
+                    p.server_kill_at = now + p.server_kill
+                    p.server_kill = None
         for p in list(self.procs):
             if p.pause_at and p.wake_at is None and _stopped(p.pid):  # stopped itself
                 p.wake_at = now + self.rng.uniform(0.5, 4.5)
@@ -327,9 +542,14 @@ class Chaos:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGCONT)
                 p.wake_at = None
+            if p.server_kill_at is not None and now >= p.server_kill_at:
+                p.server_kill_at = None
+                if self.kill_server_of(p):  # the stdio server alone, mid-call or after it
+                    self.server_kills += 1
             if p.rc is None and ((p.kill_at is not None and now >= p.kill_at) or now > p.deadline):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGKILL)
+                self.kill_server_of(p)  # and the stdio server it spawned, its own group
                 p.killed = True
                 self.kills += 1
             got, status = os.waitpid(p.pid, os.WNOHANG)
@@ -346,6 +566,22 @@ class Chaos:
                 if p.rc in (97, 98, 99):
                     self.violations.append(f"chaos child failed: {p.out}")
         return ended
+
+    def kill_server_of(self, p: Proc) -> bool:
+        """SIGKILL to the process group of the stdio MCP server that last acted for ``p``
+        (a session leader: the group is its pid)."""
+        if self.binding != "mcp-stdio":  # the others' pids: a server of ours, a program
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            server = int((self.root / "pids" / str(p.pid)).read_text())
+            if server != p.pid and _alive(server):
+                for marker in (self.root / "acting").glob(f"{server}-*"):  # mid-call
+                    with contextlib.suppress(OSError):
+                        self.cut.add(marker.read_text())
+                        self.mid_call += 1
+                os.killpg(server, signal.SIGKILL)
+                return True
+        return False
 
     def wait_all(self, kill: bool = False) -> list[Proc]:
         ended = []
@@ -385,11 +621,14 @@ class Chaos:
 
     # -- the world ---------------------------------------------------------------------------
 
-    def new_lane(self, kind: str, n: int) -> Lane:
-        folder = self.root / f"r{n:04d}-{kind}"
+    def new_lane(self, kind: str, n: int, binding: str = "http") -> Lane:
+        folder = self.root / f"r{n:04d}-{kind}-{binding}"
+        self.binding = binding
+        self.cut = set()
         folder.mkdir()
-        orders = [f"{NS}o{n}{kind[0]}_{k}" for k in range(3)]  # the ledger is shared
-        transfers = [f"{NS}x{n}{kind[0]}_{k}" for k in range(2)]
+        tag = f"{n}{kind[0]}{binding[0]}{binding[-1]}"  # the ledger is shared
+        orders = [f"{NS}o{tag}_{k}" for k in range(3)]
+        transfers = [f"{NS}x{tag}_{k}" for k in range(2)]
         world = PREFIXES + "".join(f"<{o}> a :Order .\n" for o in orders) + "".join(
             f"<{x}> a :Transfer .\n" for x in transfers)
         (folder / "world.ttl").write_text(world)
@@ -402,17 +641,25 @@ class Chaos:
                        headers={"Content-Type": "application/sparql-update"}).raise_for_status()
         else:
             store = f"{kind}:{folder / 'store'}"
-        lane = Lane(kind, store, folder, orders, transfers)
+        lane = Lane(kind, store, folder, binding, f"defs-{binding}.ttl", orders, transfers)
         rc, out = self.run_now(lane, "load", str(folder / "world.ttl"), "--store", store)
         if rc != 0:
             raise RuntimeError(f"load failed: {out}")
         return lane
 
     def payment_state(self) -> dict[str, Any]:
-        return dict(httpx.get(self.pay_url + "/state", timeout=10).json())
+        """What the payment server, the MCP servers and the programs did, and what is in
+        flight."""
+        st = dict(httpx.get(self.pay_url + "/state", timeout=10).json())
+        st["ledger"] += (self.root / "ledger-tools.txt").read_text().splitlines()
+        for marker in (self.root / "acting").iterdir():
+            if _alive(int(marker.name.split("-")[0])):
+                st["inflight"] += 1
+        st["pids"].update({f.name: 0 for f in (self.root / "pids").iterdir()})
+        return st
 
     def instances(self, lane: Lane) -> list[dict[str, Any]] | None:
-        rc, out = self.run_now(lane, "instances", "defs.ttl", "--store", lane.store,
+        rc, out = self.run_now(lane, "instances", lane.defs, "--store", lane.store,
                                "--format", "json")
         if rc != 0:
             self.violations.append(f"{lane.kind}: instances exit {rc}: {out[-800:]}")
@@ -471,7 +718,19 @@ class Chaos:
             choices += ["pause", "pause"]
             if self.redis is not None:
                 choices += ["worker", "worker", "submit", "submit"]
+        if lane.binding == "mcp-http":
+            choices += ["mcpkill", "mcpkill"]
         what = rng.choice(choices)
+        if what == "mcpkill":  # the MCP server killed (-9), now or in its next call; back later
+            if self.mcp_back_at is None and rng.random() < 0.5:
+                self.kill_mcp()
+            else:
+                self.mcp_kill_armed = True
+            return
+        if lane.binding == "mcp-stdio" and on_call is not None and rng.random() < 0.5:
+            server_kill, on_call = on_call, None  # its server child killed, not it
+        else:
+            server_kill = None
         if what == "pause":  # a machine asleep, a VM paused: past the lease (2 s) or not
             awake = [p for p in self.procs if p.wake_at is None and not p.label.startswith(
                 ("serve", "worker"))]
@@ -485,33 +744,33 @@ class Chaos:
         if what == "burst":  # one event delivered to several processes at once
             for _ in range(rng.randint(2, 3)):
                 flags = rng.choice([[], ["--no-again"]])
-                self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", *flags, "--focus",
+                self.cli(lane, "run", lane.defs, "--workflow", ":Pay", *flags, "--focus",
                          order, *s, kill_after=kill if rng.random() < 0.5 else None)
         elif what == "run":
-            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--focus", order, *s,
+            self.cli(lane, "run", lane.defs, "--workflow", ":Pay", "--focus", order, *s,
                      kill_after=kill)
         elif what == "noagain":
-            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--no-again", "--focus",
+            self.cli(lane, "run", lane.defs, "--workflow", ":Pay", "--no-again", "--focus",
                      order, *s, kill_after=kill)
         elif what == "all":
-            self.cli(lane, "run", "defs.ttl", "--workflow", ":Pay", "--all", *s, kill_after=kill)
+            self.cli(lane, "run", lane.defs, "--workflow", ":Pay", "--all", *s, kill_after=kill)
         elif what == "move":
-            self.cli(lane, "run", "defs.ttl", "--workflow", ":Move", "--focus", transfer, *s,
+            self.cli(lane, "run", lane.defs, "--workflow", ":Move", "--focus", transfer, *s,
                      kill_after=kill)
         elif what == "wake":
-            self.cli(lane, "wake", "defs.ttl", *s, kill_after=kill)
+            self.cli(lane, "wake", lane.defs, *s, kill_after=kill)
         elif what == "call":
-            self.cli(lane, "tools", "call", "t.charge", "defs.ttl", *s, "--args",
+            self.cli(lane, "tools", "call", "t.charge", lane.defs, *s, "--args",
                      json.dumps({"order": order}), kill_after=kill)
         elif what == "resume":
             self.fork("resume", lane, lambda: self._resume_one(lane), self.env(lane), kill)
         elif what == "approve":
             if not lane.approvals:
-                self.cli(lane, "run", "defs.ttl", "--workflow", ":Move", "--focus", transfer,
+                self.cli(lane, "run", lane.defs, "--workflow", ":Move", "--focus", transfer,
                          *s, kill_after=kill)
             else:
                 iid, fp = rng.choice(lane.approvals)
-                p = self.cli(lane, "approve", "defs.ttl", *s, "--instance", iid,
+                p = self.cli(lane, "approve", lane.defs, *s, "--instance", iid,
                              "--fingerprint", fp, "--operator", "chaos", kill_after=kill,
                              label=f"approve {fp}")
                 p.label = f"approve {fp}"
@@ -524,24 +783,26 @@ class Chaos:
             # a long-lived process: killed at a random moment, or once a call of its reached
             # the payment server (else at the end of its life), or at the end of its life
             life = rng.uniform(3, 9)
-            self.cli(lane, "worker", "defs.ttl", *s, "--broker", self.broker, "--concurrency",
+            self.cli(lane, "worker", lane.defs, *s, "--broker", self.broker, "--concurrency",
                      str(rng.choice([1, 2])), "--visibility-timeout", "3", "-v",
                      kill_after=kill if kill is not None or on_call is None else None,
                      limit=life)
         elif what == "submit":
             target = ["--all"] if rng.random() < 0.4 else ["--focus", order]
-            self.cli(lane, "submit", "defs.ttl", *s, "--broker", self.broker, "--workflow",
+            self.cli(lane, "submit", lane.defs, *s, "--broker", self.broker, "--workflow",
                      ":Pay", *target, kill_after=kill)
         for p in self.procs[before:]:
             if p.kill_at is None and on_call is not None:
                 p.kill_on_call = on_call
+            if server_kill is not None:
+                p.server_kill = server_kill
 
     def serve(self, lane: Lane, kill: float | None) -> None:
         port = free_port()
         life = (kill + 2) * 2 if kill is not None else self.rng.uniform(6, 14)
         # killed at the end of its life, or before once a call of its reached the server
         # (the caller sets kill_on_call on it, as on every process it started)
-        self.cli(lane, "serve", "defs.ttl", "--store", lane.store, "--run-workflow",
+        self.cli(lane, "serve", lane.defs, "--store", lane.store, "--run-workflow",
                  "--transport", "http", "--port", str(port), label="serve http", limit=life)
         for _ in range(self.rng.choice([1, 2])):
             focus = self.rng.choice(lane.orders + lane.transfers)
@@ -565,7 +826,7 @@ class Chaos:
         if not found:
             return 0
         inst = random.choice(found)
-        return horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
+        return horismos_main(["resume", lane.defs, "--store", lane.store, "--instance",
                               str(inst.instance)])
 
     def _operator(self, lane: Lane, one: bool) -> int:
@@ -602,7 +863,7 @@ class Chaos:
                   f"ledger says {made}", flush=True)
             fact = f'<{focus}> <{NS}{prop}> "{made[0]}" .' if made else ""
             if made and row is not None and row["status"] == "waiting":
-                rc = horismos_main(["resume", "defs.ttl", "--store", lane.store, "--instance",
+                rc = horismos_main(["resume", lane.defs, "--store", lane.store, "--instance",
                                     row["instance"], "--facts", fact])
                 print(f"resume with facts -> {rc}", flush=True)
             elif made:
@@ -610,12 +871,12 @@ class Chaos:
                 facts.write_text(fact + "\n")
                 rc = horismos_main(["load", str(facts), "--store", lane.store])
                 print(f"load fact -> {rc}", flush=True)
-            rc = horismos_main(["tools", "reconcile", tool, "defs.ttl", "--store", lane.store,
+            rc = horismos_main(["tools", "reconcile", tool, lane.defs, "--store", lane.store,
                                 "--args", json.dumps({arg: focus}), "--operator", "chaos",
                                 "--verdict", "acted" if made else "not-acted"])
             print(f"reconcile -> {rc}", flush=True)
             if rc == 0 and not made and is_order:  # the charge the provider never got: made
-                rc = horismos_main(["tools", "call", tool, "defs.ttl", "--store", lane.store,
+                rc = horismos_main(["tools", "call", tool, lane.defs, "--store", lane.store,
                                     "--args", json.dumps({arg: focus})])
                 print(f"charged by hand -> {rc}", flush=True)
         return 0
@@ -625,7 +886,7 @@ class Chaos:
         import io
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            horismos_main(["instances", "defs.ttl", "--store", lane.store, "--format", "json"])
+            horismos_main(["instances", lane.defs, "--store", lane.store, "--format", "json"])
         return list(json.loads(buf.getvalue() or "[]"))
 
     def harvest(self, lane: Lane, ended: list[Proc]) -> None:
@@ -636,12 +897,14 @@ class Chaos:
                                  text):
                 if (m[1], m[2]) not in lane.approvals:
                     lane.approvals.append((m[1], m[2]))
+            if p.label.startswith("reconcile"):
+                lane.settled.update(re.findall(r"^doubt on (\S+)", text, re.M))
             if p.label.startswith("approve ") and p.rc == 0:
                 lane.approved[p.label.split()[1]] += 1
                 # the approval used by other processes: one or two resumes at once, maybe killed
                 iid = next(i for i, f in lane.approvals if f == p.label.split()[1])
                 for _ in range(self.rng.randint(1, 2)):
-                    self.cli(lane, "resume", "defs.ttl", "--store", lane.store, "--instance",
+                    self.cli(lane, "resume", lane.defs, "--store", lane.store, "--instance",
                              iid, kill_after=self.rng.uniform(0.05, 4)
                              if self.rng.random() < 0.4 else None)
 
@@ -662,6 +925,7 @@ class Chaos:
 
     def settle_and_check(self, lane: Lane, n: int) -> list[str]:
         found: list[str] = []
+        self.mcp_up(wait=True)
         if lane.kind == "sparql":
             time.sleep(2.5)  # the killed processes' leases run out
         rows = self.instances(lane)
@@ -669,9 +933,9 @@ class Chaos:
             return [f"{lane.kind}: world does not open"]
         for r in rows:
             if r["status"] == "running":  # what `instances` tells the operator to do
-                again = (("run", "defs.ttl", "--workflow", r["workflow"], "--focus", r["focus"])
+                again = (("run", lane.defs, "--workflow", r["workflow"], "--focus", r["focus"])
                          if lane.kind == "sparql" else
-                         ("resume", "defs.ttl", "--instance", r["instance"]))
+                         ("resume", lane.defs, "--instance", r["instance"]))
                 rc, out = self.run_now(lane, *again, "--store", lane.store)
                 if rc not in (0, 1, 3, 4):
                     found.append(f"resume of running {r['instance']} exit {rc}: {out[-600:]}")
@@ -698,6 +962,9 @@ class Chaos:
                 continue
             found.append(f"{kind} {subject} ({ref}) neither landed (world has "
                          f"{refs.get(subject)}) nor held in doubt")
+        for subject in sorted(self.cut - doubted - lane.settled):
+            found.append(f"{subject}: its call cut short by a kill of its stdio MCP server "
+                         "is not held in doubt")
         made = {(ln[1]) for ln in mine}
         for subject, vals in refs.items():
             if subject not in made:
@@ -712,9 +979,9 @@ class Chaos:
         while p.rc is None:
             self.reap()
             time.sleep(0.02)
-        self.run_now(lane, "run", "defs.ttl", "--workflow", ":Pay", "--all", "--store",
+        self.run_now(lane, "run", lane.defs, "--workflow", ":Pay", "--all", "--store",
                      lane.store)
-        self.run_now(lane, "wake", "defs.ttl", "--store", lane.store)
+        self.run_now(lane, "wake", lane.defs, "--store", lane.store)
         st = self.payment_state()
         mine = [ln.split() for ln in st["ledger"]]
         mine = [ln for ln in mine if ln[1] in lane.orders or ln[1] in lane.transfers]
@@ -730,7 +997,7 @@ class Chaos:
 
     def close(self) -> None:
         self.wait_all(kill=True)
-        for p in (self.payment, self.oxigraph, self.redis):
+        for p in (self.payment, self.oxigraph, self.redis, self.mcp):
             if p is not None:
                 p.kill()
                 p.wait()
@@ -813,32 +1080,42 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument("--stores", nargs="+", default=["oxigraph", "journal", "sparql"],
                     choices=["oxigraph", "journal", "sparql"])
+    ap.add_argument("--bindings", default=",".join(BINDINGS),
+                    help="how the tools are bound, comma-separated, each a lane a round: "
+                         + ", ".join(BINDINGS))
     ap.add_argument("--seconds", type=float, default=8, help="chaos time a round")
     ap.add_argument("--keep", type=Path, help="keep the logs and stores here")
     a = ap.parse_args()
+    bindings = [b for b in a.bindings.split(",") if b]
+    if not bindings or set(bindings) - set(BINDINGS):
+        ap.error(f"--bindings: a comma-separated list of {', '.join(BINDINGS)}")
     # stopped by a signal (a background job ignores Ctrl-C's), it still ends what it started
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     root = Path(tempfile.mkdtemp(prefix="chaos-once-", dir=a.keep))
-    chaos = Chaos(root, a.seed, a.stores, print)
+    chaos = Chaos(root, a.seed, a.stores, print, bindings)
     total: list[str] = []
+    lanes: Counter[str] = Counter()
     try:
         for n in range(a.rounds):
-            for kind in a.stores:
-                lane = chaos.new_lane(kind, n)
-                chaos.chaos(lane, a.seconds)
-                found = chaos.settle_and_check(lane, n) + [
-                    f"round {n} {kind}: {v}" for v in chaos.violations]
-                chaos.violations.clear()
-                total += found
-                print(f"round {n} {kind}: " + ("ok" if not found else
-                      f"{len(found)} violation(s), see {lane.folder}"), flush=True)
-                for v in found:
-                    print("   ", v, flush=True)
+            for b, binding in enumerate(bindings):
+                for kind in [a.stores[(n + b) % len(a.stores)]]:  # one a round, in turn
+                    lane = chaos.new_lane(kind, n, binding)
+                    chaos.chaos(lane, a.seconds)
+                    found = chaos.settle_and_check(lane, n) + [
+                        f"round {n} {kind}: {v}" for v in chaos.violations]
+                    chaos.violations.clear()
+                    total += found
+                    lanes[f"{binding} {kind}"] += 1
+                    print(f"round {n} {kind} {binding}: " + ("ok" if not found else
+                          f"{len(found)} violation(s), see {lane.folder}"), flush=True)
+                    for v in found:
+                        print("   ", v, flush=True)
     finally:
         chaos.close()
-    print(f"{a.rounds} rounds x {len(a.stores)} stores, {chaos.started} processes, "
-          f"{chaos.kills} killed, {chaos.pauses} paused, {len(total)} violations; "
-          f"logs in {root}")
+    print(f"{a.rounds} rounds: {dict(sorted(lanes.items()))}; {chaos.started} processes, "
+          f"{chaos.kills} killed, {chaos.pauses} paused, {chaos.server_kills} MCP servers "
+          f"killed alone, {chaos.mid_call} mid-charge (alone or with their runtime), "
+          f"{len(total)} violations; logs in {root}")
     if not total and a.keep is None:
         shutil.rmtree(root, ignore_errors=True)
     return 1 if total else 0
