@@ -58,14 +58,16 @@ for on one store, the stores in turn, so N rounds give each kind N lanes):
 * ``mcp-http``: the same server over streamable HTTP on 127.0.0.1, one process of the chaos's
   own that every runtime process calls, ``kill -9``-ed at random moments of the chaos, or as
   soon as it is making a charge, and started again 0–1.5 s later, on the same port;
-* ``cmd``: a ``cmd:`` program (``horis:CommandBinding``) appending to that ledger.
+* ``cmd``: a ``cmd:`` program (``horis:CommandBinding``) appending to that ledger; the
+  program alone is killed (``kill -9``, as the OOM killer would) as the stdio server is, and
+  its call must be held in doubt too.
 
 What is in flight (the operator waits for none) is the payment server's count, and for the
 others a marker file per call being made by a live process.
 
 Prints one line per round (``round N store binding: ok`` or the violations, with the log
 folder kept) and a summary: lanes per kind and store, processes started, kills, MCP servers
-killed (mid-call), violations. Exit 1 when any was found.
+and programs killed (mid-charge), violations. Exit 1 when any was found.
 """
 
 from __future__ import annotations
@@ -351,7 +353,8 @@ class Proc:
     kill_on_call: float | None = None  # seconds after its first tool request reaches the server
     wake_at: float | None = None  # paused (SIGSTOP) until then
     pause_at: int = 0  # stops itself after this commit (CHAOS_PAUSE_AT), 0: never
-    server_kill: float | None = None  # its stdio MCP server killed this long after its call
+    server_kill: float | None = None  # its stdio MCP server (program) killed so long after
+    # its call reached it
     server_kill_at: float | None = None
     rc: int | None = None
     killed: bool = False
@@ -569,17 +572,22 @@ class Chaos:
 
     def kill_server_of(self, p: Proc) -> bool:
         """SIGKILL to the process group of the stdio MCP server that last acted for ``p``
-        (a session leader: the group is its pid)."""
-        if self.binding != "mcp-stdio":  # the others' pids: a server of ours, a program
+        (a session leader: the group is its pid), or to the ``cmd:`` program acting for it
+        (the program alone, as the OOM killer would)."""
+        if self.binding not in ("mcp-stdio", "cmd"):  # mcp-http's: the server of ours
             return False
         with contextlib.suppress(OSError, ValueError):
             server = int((self.root / "pids" / str(p.pid)).read_text())
-            if server != p.pid and _alive(server):
+            ours = Path(f"/proc/{server}/cmdline").read_bytes()  # not a pid used again
+            if server != p.pid and _alive(server) and b"chaos_" in ours:
                 for marker in (self.root / "acting").glob(f"{server}-*"):  # mid-call
                     with contextlib.suppress(OSError):
                         self.cut.add(marker.read_text())
                         self.mid_call += 1
-                os.killpg(server, signal.SIGKILL)
+                if self.binding == "cmd":
+                    os.kill(server, signal.SIGKILL)
+                else:
+                    os.killpg(server, signal.SIGKILL)
                 return True
         return False
 
@@ -727,8 +735,8 @@ class Chaos:
             else:
                 self.mcp_kill_armed = True
             return
-        if lane.binding == "mcp-stdio" and on_call is not None and rng.random() < 0.5:
-            server_kill, on_call = on_call, None  # its server child killed, not it
+        if lane.binding in ("mcp-stdio", "cmd") and on_call is not None and rng.random() < 0.5:
+            server_kill, on_call = on_call, None  # its server child (program) killed, not it
         else:
             server_kill = None
         if what == "pause":  # a machine asleep, a VM paused: past the lease (2 s) or not
@@ -1114,7 +1122,8 @@ def main() -> int:
         chaos.close()
     print(f"{a.rounds} rounds: {dict(sorted(lanes.items()))}; {chaos.started} processes, "
           f"{chaos.kills} killed, {chaos.pauses} paused, {chaos.server_kills} MCP servers "
-          f"killed alone, {chaos.mid_call} mid-charge (alone or with their runtime), "
+          f"or programs killed alone, {chaos.mid_call} mid-charge (alone or with their "
+          f"runtime), "
           f"{len(total)} violations; logs in {root}")
     if not total and a.keep is None:
         shutil.rmtree(root, ignore_errors=True)
