@@ -26,7 +26,10 @@ from ._renamed_tools import former_tool
 from ._world import given_world
 
 if TYPE_CHECKING:
-    from ._agent import Agent
+    # named as a user imports it, the package's public face: _agent builds the catalog, and
+    # this module must not import it back (tests/test_import_cycles.py)
+    from horismos import Agent
+
     from ._intents import Intent
     from ._model import Tool
     from ._trace import Trace
