@@ -301,6 +301,17 @@ class ActionSteps(ToolCalls):
             await commit.commit(decided, i)
             rec.timings["remote"] = rec.timings.get("remote", 0.0) + time.perf_counter() - t0
         outcome = commit.outcome
+        down = outcome.only_unreached
+        if (
+            down is not None
+            and self.blocks_unreached
+            and step.on_error is None
+            and inst.workflow in self.defs.workflows  # a catalog call has no instance to keep
+        ):
+            # its system of record down, nothing sent: raised for the step to be blocked, as
+            # an HTTP binding's is (_unreached); the decisions are made again when it is tried
+            rec.result = []
+            raise down
         rec.receipts = [r.to_json() for r in outcome.receipts]
         error = outcome.error(tool, step)
         if outcome.add:

@@ -48,6 +48,7 @@ from ._errors import (
     ScopeRefused,
     ToolError,
     ToolTimeout,
+    Unreachable,
 )
 from ._fhir import (
     Outcome,
@@ -100,6 +101,22 @@ class CommitOutcome:
     add: list[Quad] = field(default_factory=list)
     remove: list[Quad] = field(default_factory=list)
     errors: list[RunError] = field(default_factory=list)
+    unreached: list[Unreachable] = field(default_factory=list)
+    """Why each commit whose system of record was down for now (its connection refused or
+    never made: nothing sent) did not go out; its receipts say ``failed``."""
+    unsent: int = 0
+    """How many of the receipts are those commits'."""
+
+    @property
+    def only_unreached(self) -> Unreachable | None:
+        """Why nothing of the step went out, when every commit's system of record was down
+        (nothing sent, nothing else refused): the step may be blocked and tried again, as an
+        HTTP binding's is when its endpoint is down; else None."""
+        if not self.unreached or self.errors:
+            return None
+        if self.unsent != len(self.receipts):  # another commit was answered, or refused
+            return None
+        return self.unreached[0]
 
     @property
     def accepted(self) -> list[Receipt]:
@@ -302,7 +319,11 @@ class AdapterCommit:
                     self.tool.timeout * 2,
                 )
             except NotSent as e:
-                return unanswered(request, "failed", f"not sent: {e}")
+                got = unanswered(request, "failed", f"not sent: {e}")
+                if isinstance(e, Unreachable):
+                    self.outcome.unreached.append(e)
+                    self.outcome.unsent += len(got)
+                return got
             except ResultTooLarge as e:  # it was accepted: what it did is not known here
                 return unanswered(request, "unknown", str(e))
             except (TimeoutError, asyncio.CancelledError):

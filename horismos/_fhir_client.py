@@ -24,10 +24,10 @@ from ._attempt import answered, sent
 from ._bindings.gateways import SAID_BYTES
 from ._bindings.limits import body_within, body_within_async
 from ._bindings.reach import Hosts
-from ._errors import NotSent, ResultTooLarge, ToolError
+from ._errors import NotSent, ResultTooLarge, ToolError, Unreachable
 from ._model import Adapter
 from ._redact import redact_text, url_credentials
-from ._unreachable import why_unreachable
+from ._unreachable import tls_refused, why_unreachable
 
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
     import httpx
@@ -214,8 +214,9 @@ class FhirClient:
     ) -> dict[str, Any]:
         """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
         status (a 412 is an answer, not an error), and a 503's ``text``. Raises
-        :class:`NotSent` when the request never left, and lets a timeout through for the
-        caller to judge."""
+        :class:`NotSent` when the request never left (:class:`Unreachable` when its
+        connection was refused or never made: a later try may reach it), and lets a timeout
+        through for the caller to judge."""
         import httpx
 
         sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
@@ -236,7 +237,10 @@ class FhirClient:
                     # as failed, "not sent", and created again by the next run)
                     answered()
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-                raise NotSent(
+                # down for now, a later try may reach it (a step without horis:onError is
+                # blocked, not failed, as an HTTP binding's is); a certificate refused is
+                # no better later
+                raise (NotSent if tls_refused(e) else Unreachable)(
                     f"adapter {self.adapter.name}: {method} {url} failed: "
                     f"{type(e).__name__}: {redact_text(str(e))} (nothing was "
                     "sent)"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import errno
 import socket
+import ssl
 
-__all__ = ["why_unreachable"]
+__all__ = ["tls_refused", "why_unreachable"]
 
 _WORDS = {
     errno.ECONNREFUSED: "nothing listens at that address and port (the connection was refused)",
@@ -35,3 +36,18 @@ def why_unreachable(e: BaseException) -> str:
             return _WORDS[seen.errno]
         seen = seen.__cause__ or seen.__context__
     return str(e) or type(e).__name__
+
+
+def tls_refused(e: BaseException) -> bool:
+    """Whether the connection ``e`` stopped was refused by TLS (a certificate not trusted, a
+    handshake failed): the endpoint answered, and will answer the same later, where one
+    refused or never made (down for now) may answer a later try. An HTTP binding and a FHIR
+    adapter's commit tell the two apart by it."""
+    seen: BaseException | None = e
+    for _ in range(8):  # a chain is a few links long; never a loop followed forever
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

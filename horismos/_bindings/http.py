@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +37,7 @@ from .. import _attempt
 from .._errors import NotSent, ToolError, ToolTimeout, Unreachable, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
+from .._unreachable import tls_refused
 from .base import Binding
 from .gateways import gateway_said, no_answer
 from .limits import body_within_async, too_large
@@ -129,7 +129,7 @@ class HttpBinding(Binding):
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             # down for now, a later try may reach it (a step without horis:onError is
             # blocked, not failed); a certificate refused is no better later
-            raise (NotSent if _tls_refused(e) else Unreachable)(
+            raise (NotSent if tls_refused(e) else Unreachable)(
                 f"{where} failed: {type(e).__name__}: {redact_text(str(e))} (nothing was sent)"
             ) from None
         except httpx.TimeoutException:
@@ -182,16 +182,3 @@ async def _mark(event: str, info: Mapping[str, Any]) -> None:
 def _preview(body: bytes, limit: int = 200) -> str:
     text = body[:limit].decode("utf-8", "replace").strip()
     return repr(text + ("…" if len(body) > limit else "")) if text else "(empty body)"
-
-
-def _tls_refused(e: BaseException) -> bool:
-    """Whether the connection ``e`` stopped was refused by TLS (a certificate not trusted, a
-    handshake failed): the endpoint answered, and will answer the same later."""
-    seen: BaseException | None = e
-    for _ in range(8):  # a chain is a few links long; never a loop followed forever
-        if seen is None:
-            return False
-        if isinstance(seen, ssl.SSLError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False

@@ -1,0 +1,156 @@
+"""An adapter-bound step whose system of record is down when it commits, and that declares
+no ``horis:onError``: nothing was sent, so its instance is blocked there (``not_sent``), not
+failed for good, as an HTTP-bound step's is; once the server answers again, ``resume``
+commits it, once. A step that declares ``horis:onError`` still takes it. A real FHIR server
+(tests/servers/fhir_server.py) on 127.0.0.1, stopped and started again on its port.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import URIRef
+from servers.fhir_server import FhirServer, _handler
+
+from horismos import Agent, Unreachable, World
+
+TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
+ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")
+
+DEFS = """\
+@prefix :      <http://example.org/pharmacy#> .
+@prefix fhir:  <http://hl7.org/fhir/> .
+@prefix horis: <https://w3id.org/horismos#> .
+
+:ehr a horis:Adapter ;
+    horis:baseUrl "{base}" ;
+    horis:tokenFromEnv "{token_var}" ;
+    horis:grantedScope "patient/MedicationRequest.write" ;
+    horis:mapping horis:FhirJsonLd .
+
+:t.complete a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
+    horis:adapter :ehr ;
+    horis:commitScope "patient/MedicationRequest.write" ;
+    horis:binding "python:complete" ;
+    horis:timeout "2s" .
+
+:Complete a horis:Workflow ;
+    horis:focusType fhir:Patient ;
+    horis:start :CompleteStep .
+
+:CompleteStep a horis:ActionStep ;
+    horis:tool :t.complete ;
+    horis:requires \"\"\"?request a fhir:MedicationRequest ; fhir:status "active" ;
+                         fhir:subject [ fhir:reference ?this ] .\"\"\" {on_error} .
+
+:Settle a horis:WaitStep ;
+    horis:reason "the commit did not land: a pharmacist decides" ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Silent .
+"""
+
+
+def complete(request: dict[str, Any]) -> dict[str, Any]:
+    """Decide: the request is completed (one conditional update)."""
+    return {**request, "status": "completed"}
+
+
+class Ehr:
+    """A FHIR server on 127.0.0.1 that can be stopped and started again on its port, its
+    resources kept meanwhile."""
+
+    def __init__(self) -> None:
+        self.fhir = FhirServer()
+        self.fhir.token = "s3cret-token"
+        self._httpd: ThreadingHTTPServer | None = None
+        self.port = 0
+        self.start()
+        self.fhir.base = f"http://127.0.0.1:{self.port}/fhir"
+
+    def start(self) -> None:
+        httpd = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self.fhir))
+        httpd.daemon_threads = True
+        self.port = httpd.server_address[1]
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self._httpd = httpd
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+
+@pytest.fixture
+def ehr(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ehr]:
+    e = Ehr()
+    monkeypatch.setenv(TOKEN_VAR, "s3cret-token")
+    e.fhir.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
+    e.fhir.put(
+        {
+            "resourceType": "MedicationRequest",
+            "id": "mr1",
+            "status": "active",
+            "intent": "order",
+            "subject": {"reference": "Patient/p1"},
+        }
+    )
+    yield e
+    e.stop()
+
+
+def hydrated(tmp_path: Path, ehr: Ehr, on_error: bool = False) -> tuple[Agent, World]:
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(
+        DEFS.format(
+            base=ehr.fhir.base,
+            token_var=TOKEN_VAR,
+            on_error="; horis:onError :Settle" if on_error else "",
+        )
+    )
+    agent = Agent.from_files(path, tools={"complete": complete})
+    world = World.open("memory")
+    agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
+    return agent, world
+
+
+def patient(ehr: Ehr) -> URIRef:
+    return URIRef(f"{ehr.fhir.base}/Patient/p1")
+
+
+def test_a_commit_to_a_server_that_is_down_blocks_and_resume_commits_it_once(
+    tmp_path: Path, ehr: Ehr
+) -> None:
+    agent, world = hydrated(tmp_path, ehr)
+    ehr.stop()
+    run = agent.run(world, ":Complete", patient(ehr), allow=ALLOW)
+    assert run.status == "blocked", run.error
+    (step,) = run.steps
+    assert step.status == "blocked" and isinstance(step.error, Unreachable)
+    assert "blocked, not failed" in str(step.error)
+    (listed,) = world.instances()
+    assert listed.status == "blocked" and listed.error_kind == "not_sent"
+    assert agent.resume(world, run.instance, allow=ALLOW).status == "blocked"  # still down
+    assert ehr.fhir.writes() == []
+    ehr.start()
+    done = agent.resume(world, run.instance, allow=ALLOW)
+    assert done.status == "completed", done.error
+    assert ehr.fhir.writes() == [("PUT", "/MedicationRequest/mr1")]  # once
+    assert ehr.fhir.current("MedicationRequest", "mr1")["status"] == "completed"
+
+
+def test_a_declared_on_error_still_fires_when_the_server_is_down(tmp_path: Path, ehr: Ehr) -> None:
+    agent, world = hydrated(tmp_path, ehr, on_error=True)
+    ehr.stop()
+    run = agent.run(world, ":Complete", patient(ehr), allow=ALLOW)
+    assert run.status == "waiting"
+    assert [s.status for s in run.steps] == ["failed", "waiting"]
+    (receipt,) = run.steps[0].receipts
+    assert receipt["outcome"] == "failed" and "nothing was sent" in receipt["message"]
+    assert ehr.fhir.writes() == []
