@@ -513,18 +513,19 @@ class StepBuilding(PatternReading):
 
     def unfallen_model(self, s: Node, model: str) -> None:
         """A ProposalStep asking a hosted model with no ``horis:fallback`` and no
-        ``horis:onError``: when the model cannot be reached (a timeout, a refused connection,
-        an HTTP error) or answers nothing usable, the step has nowhere to go and the run
-        fails the instance; when its candidates query finds no option, the instance stops
-        there, blocked (:mod:`._proposal`). Both validated, and an outage of the provider
-        failed every instance that reached the step."""
+        ``horis:onError``: when the model does not answer in time or with an HTTP error, or
+        answers nothing usable, the step has nowhere to go and the run fails the instance;
+        when its endpoint is down (a refused connection) or its candidates query finds no
+        option, the instance stops there, blocked (:mod:`._proposal`). Both validated, and a
+        provider answering errors failed every instance that reached the step."""
         waits = self.some(self.g.subjects(RDF.type, HORIS.WaitStep))
         self.warn(
             s,
             f'horis:model "{model}" with no horis:fallback and no horis:onError: when the '
-            "model cannot be reached (a timeout, a refused connection, an HTTP error) or "
-            "answers nothing usable, the step has nowhere to go and the instance fails, and "
-            "when the candidates query finds no option the instance stops there, blocked",
+            "model does not answer in time or answers an HTTP error or nothing usable, the "
+            "step has nowhere to go and the instance fails, and when its endpoint is down (a "
+            "refused connection) or the candidates query finds no option the instance stops "
+            "there, blocked",
             "add horis:fallback :SomeStep, where such an instance goes — typically a "
             "horis:WaitStep where an operator chooses"
             + ("" if waits == "none declared" else f" ({waits})"),

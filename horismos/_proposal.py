@@ -12,6 +12,8 @@ A :class:`~horismos._model.ProposalStep` runs in four moves:
    :class:`~horismos._environment.Environment`, so replay hands back the recorded reply instead;
 4. an id that is not a candidate, malformed output, a timeout, a failed call or a confidence
    under ``horis:confidence`` goes to ``horis:fallback``; otherwise the top id is the choice.
+   A model whose endpoint was not reached (nothing sent) goes to the fallback too; with
+   neither fallback nor ``horis:onError``, the step is blocked and asked again later.
 
 The choice, its confidence and the full ranking land in a named graph of their own with model
 provenance, and reach later steps as the ``horis:as`` variable.
@@ -41,11 +43,13 @@ from rdflib.util import from_n3
 from ._activities import activity_graph
 from ._bindings.reach import Hosts
 from ._definitions import Definitions
-from ._errors import NotSent, RunError, UsageError
+from ._errors import NotSent, RunError, Unreachable, UsageError
 from ._model import ActionStep, ProposalStep
 from ._records import InstanceRun, StepRecord
 from ._redact import redact_url
+from ._stored_instances import short_id
 from ._stores import Store
+from ._unreachable import tls_refused, why_unreachable
 from ._vocab import HORIS, PROV
 
 __all__ = [
@@ -139,8 +143,10 @@ class Reply:
     ``misconfigured``: the failed call was the endpoint refusing the request as addressed or
     keyed (HTTP 404, 401, 403: a base URL without ``/v1``, a wrong key), which no retry
     mends; the step still falls back, as the docs promise of an HTTP error, and says so
-    plainly (:func:`misconfigured`). Recorded only when true: a trace recorded before replays
-    its reply as it was.
+    plainly (:func:`misconfigured`). ``unreachable``: the failed call never reached the
+    endpoint (its connection refused or never made: nothing was sent), which a later try may;
+    a step with neither ``horis:fallback`` nor ``horis:onError`` is blocked for it, not
+    failed. Each recorded only when true: a trace recorded before replays its reply as it was.
     """
 
     text: str | None = None
@@ -148,6 +154,7 @@ class Reply:
     error: str | None = None
     unavailable: str | None = None
     misconfigured: bool = False
+    unreachable: bool = False
 
     def to_json(self) -> dict[str, Any]:
         if self.text is not None:
@@ -158,6 +165,8 @@ class Reply:
             return {"unavailable": self.unavailable}
         if self.misconfigured:
             return {"error": self.error or "", "misconfigured": True}
+        if self.unreachable:
+            return {"error": self.error or "", "unreachable": True}
         return {"error": self.error or ""}
 
     @classmethod
@@ -168,6 +177,7 @@ class Reply:
             error=data.get("error"),
             unavailable=data.get("unavailable"),
             misconfigured=data.get("misconfigured") is True,
+            unreachable=data.get("unreachable") is True,
         )
 
 
@@ -203,6 +213,11 @@ async def ask(request: RankRequest) -> Reply:
         return Reply(unavailable=str(e))
     try:
         text = await asyncio.wait_for(complete(request), request.timeout)
+    except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+        # nothing was sent: down for now, a later try may reach it (a certificate refused
+        # is no better later, a failed call as any other)
+        said = f"{type(e).__name__}: {why_unreachable(e)} (nothing was sent)"
+        return Reply(error=said, unreachable=not tls_refused(e))
     except (TimeoutError, httpx.TimeoutException):
         return Reply(timeout=True)
     except httpx.HTTPError as e:
@@ -583,6 +598,8 @@ class ProposalContext(Protocol):
     def store(self) -> Store: ...
     @property
     def env(self) -> Ranker: ...
+    @property
+    def blocks_unreached(self) -> bool: ...
 
 
 async def propose(
@@ -637,6 +654,13 @@ async def propose(
     reply = await runner.env._rank(step, request)
     if reply.unavailable is not None:
         return fail(reply.unavailable)
+    if (
+        reply.unreachable
+        and step.fallback is None
+        and step.on_error is None
+        and runner.blocks_unreached
+    ):
+        return _unreached(rec, step, detail, reply, name, inst, defs)
     by_id = {c.id: c for c in kept}
     chosen: Candidate | None = None
     ranking: Ranking | None = None
@@ -683,6 +707,37 @@ async def propose(
         )
         return rec, step.on_error, quads
     return rec, step.fallback, quads
+
+
+def _unreached(
+    rec: StepRecord,
+    step: ProposalStep,
+    detail: dict[str, Any],
+    reply: Reply,
+    name: str,
+    inst: InstanceRun,
+    defs: Definitions,
+) -> tuple[StepRecord, URIRef | None, list[tuple]]:
+    """The step blocked, to be asked again, when its model's endpoint was not reached
+    (nothing sent) and it declares neither ``horis:fallback`` nor ``horis:onError``: failed,
+    the instance was over for good, though nothing of the step or the world was wrong, as an
+    action step's call to an endpoint down is (:meth:`._action_steps.ActionSteps._unreached`).
+    Nothing of the ranking lands: none was made."""
+    model = detail["model"]
+    url = endpoint(model)
+    at = f" at {redact_url(url)}" if url else ""
+    rec.error = Unreachable(
+        f"{name}: the ranking model {model}{at} was not reached: {reply.error}; its "
+        f"endpoint is down for now, so {name} is blocked, not failed: once the endpoint "
+        f"answers, `horismos resume … --instance {short_id(inst.instance)}` asks it again "
+        f"(as `horismos run … --focus {defs.name(inst.focus)}` and each pass of `horismos "
+        "wake` do)",
+        step=str(step.iri),
+    )
+    detail["outcome"], detail["message"], detail["choice"] = "unreachable", str(reply.error), None
+    rec.result = [{"choice": None, "confidence": None, "outcome": "unreachable"}]
+    rec.status, rec.blocked_by = "blocked", str(rec.error)
+    return rec, None, []
 
 
 def _no_candidates(
@@ -882,5 +937,5 @@ def summary(rec: StepRecord, name: Any) -> str:
             f"proposal: {name(from_n3(d['choice']))} (confidence {d['confidence']:g}{more}){then}"
         )
     if rec.error is not None:
-        return f"proposal failed: {rec.error}{then}"
+        return f"proposal {'blocked' if rec.status == 'blocked' else 'failed'}: {rec.error}{then}"
     return f"proposal: {str(outcome).replace('_', ' ')}: {d.get('message', '')}{more}{then}"

@@ -38,7 +38,7 @@ from ._datatypes import NUMERIC, literal_hint, range_refusing, turtle_term
 from ._definitions_model import Definitions
 from ._errors import GateRejected, ShaclMessage, UsageError
 from ._gate import Gate
-from ._model import ActionStep, Step, WaitStep
+from ._model import ActionStep, ProposalStep, Step, WaitStep
 from ._near_names import closest_term
 from ._people import person_triples
 from ._preconditions import group_triples
@@ -369,9 +369,10 @@ def prepare(
     if (
         stored.status == "blocked"
         and stored.error_kind == "not_sent"
-        and isinstance(step, ActionStep)
+        and isinstance(step, (ActionStep, ProposalStep))
         and stored.workflow in defs.workflows
-    ):  # its call did not reach its endpoint (nothing sent): resumed, the step is tried again
+    ):  # its call (or model) did not reach its endpoint (nothing sent): resumed, the step is
+        # tried again
         if facts:
             raise UsageError(
                 f"instance {iid} is blocked at {defs.name(step.iri)}, whose call did not "

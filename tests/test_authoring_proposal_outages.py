@@ -67,9 +67,9 @@ WORLD = """\
 
 OUT = (
     'horis:model "openai:gpt-4o" with no horis:fallback and no horis:onError: when the model '
-    "cannot be reached (a timeout, a refused connection, an HTTP error) or answers nothing "
-    "usable, the step has nowhere to go and the instance fails, and when the candidates query "
-    "finds no option the instance stops there, blocked"
+    "does not answer in time or answers an HTTP error or nothing usable, the step has nowhere "
+    "to go and the instance fails, and when its endpoint is down (a refused connection) or the "
+    "candidates query finds no option the instance stops there, blocked"
 )
 
 

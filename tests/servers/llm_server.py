@@ -35,10 +35,11 @@ _FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 class LlmServer:
-    """A scripted model endpoint; ``with LlmServer([...], key="k") as s: s.url``."""
+    """A scripted model endpoint; ``with LlmServer([...], key="k") as s: s.url``; on ``port``
+    (one a server stopped before had: the same endpoint started again), else a free one."""
 
     def __init__(self, script: Iterable[dict[str, Any]] = (), *, key: str | None = None,
-                 repeat: dict[str, Any] | None = None) -> None:
+                 repeat: dict[str, Any] | None = None, port: int = 0) -> None:
         self.script = list(script)
         self.repeat = repeat
         self.key = key
@@ -60,7 +61,7 @@ class LlmServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 

@@ -1,0 +1,119 @@
+"""A ProposalStep whose ranking model is asked over HTTP and is down when the step runs (the
+connection refused: nothing was sent). With neither ``horis:fallback`` nor ``horis:onError``
+its instance is blocked there (``not_sent``), not failed for good, as an action step's is
+when its endpoint is down, and ``resume`` asks the model again once it answers. A declared
+fallback is still taken. A real scripted model server (tests/servers/llm_server.py) on
+127.0.0.1, stopped and started again on its port.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rdflib import Namespace, URIRef
+from servers.llm_server import LlmServer
+
+from horismos import Agent, Unreachable, World
+from horismos._replay import replay
+
+T = Namespace("http://example.org/trip#")
+
+DEFS = """\
+@prefix :      <http://example.org/trip#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+
+:t.book a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
+                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
+    horis:effect [ horis:subject "request" ;
+                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
+    horis:binding "python:book" .
+
+:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
+
+:Pick a horis:ProposalStep ;
+    horis:candidates [ horis:query \"\"\"SELECT ?option WHERE {
+        ?this :city ?c . ?option a :Hotel ; :city ?c }\"\"\" ] ;
+    horis:rankBy "what the guest asked for" ;
+    horis:model "openai:local-model" ;
+    horis:as "option" ;
+    horis:timeout "5s" ;
+    horis:next :Book FALLBACK .
+
+:Book a horis:ActionStep ;
+    horis:tool :t.book ;
+    horis:bind [ horis:arg "request" ; horis:var "this" ] ,
+               [ horis:arg "hotel" ; horis:var "option" ] .
+
+:AskHuman a horis:WaitStep ;
+    horis:reason "Pick a hotel." ;
+    horis:wake horis:OperatorInput ;
+    horis:delivery horis:Final ;
+    horis:until "?this :booked ?h ." .
+"""
+
+WORLD = """\
+@prefix :      <http://example.org/trip#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+:Request a owl:Class . :Hotel a owl:Class .
+:req1 a :Request ; rdfs:label "Ada's weekend" ; :city :porto .
+:beach a :Hotel ; :city :porto ; rdfs:label "Beach hotel" .
+:central a :Hotel ; :city :porto ; rdfs:label "Central hotel" .
+"""
+
+CHOSEN = {"text": json.dumps({"ranking": [str(T.central), str(T.beach)], "confidence": 0.9})}
+
+
+def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
+    return {"booked": hotel}
+
+
+def down_model(monkeypatch: pytest.MonkeyPatch) -> int:
+    """The port of a model server stopped before the step runs; the environment points there."""
+    with LlmServer() as gone:
+        port = int(gone.url.rsplit(":", 1)[1])
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return port
+
+
+def setup(tmp_path: Path, fallback: bool) -> tuple[Agent, World]:
+    (tmp_path / "trip.ttl").write_text(
+        DEFS.replace("FALLBACK", "; horis:fallback :AskHuman" if fallback else "")
+    )
+    (tmp_path / "world.ttl").write_text(WORLD)
+    agent = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
+    return agent, World.from_files(tmp_path / "world.ttl")
+
+
+def test_a_model_down_blocks_and_resume_asks_it_once_it_answers(tmp_path, monkeypatch) -> None:
+    port = down_model(monkeypatch)
+    agent, world = setup(tmp_path, fallback=False)
+    run = agent.run(world, ":Trip", ":req1", trace=tmp_path / "run.jsonl")
+    assert run.status == "blocked", run.error
+    (step,) = run.steps
+    assert step.status == "blocked" and isinstance(step.error, Unreachable)
+    said = str(step.error)
+    assert "nothing was sent" in said and "blocked, not failed" in said
+    (listed,) = world.instances()
+    assert listed.status == "blocked" and listed.error_kind == "not_sent"
+    assert not replay(tmp_path / "run.jsonl", agent).diverged  # the same, not asked
+    assert agent.resume(world, run.instance).status == "blocked"  # still down
+    with LlmServer([CHOSEN], key="test-key", port=port) as server:
+        done = agent.resume(world, run.instance)
+    assert done.status == "completed", done.error
+    assert len(server.requests) == 1
+    assert (T.req1, T.booked, T.central) in world.graph
+
+
+def test_a_declared_fallback_is_still_taken_when_the_model_is_down(tmp_path, monkeypatch) -> None:
+    down_model(monkeypatch)
+    agent, world = setup(tmp_path, fallback=True)
+    run = agent.run(world, ":Trip", ":req1")
+    assert run.status == "waiting"
+    assert [s.step for s in run.steps] == [T.Pick, T.AskHuman]
+    assert run.steps[0].status == "completed"
