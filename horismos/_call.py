@@ -81,6 +81,7 @@ from ._policy import (
     server_of,
 )
 from ._prechecks import refuse_unmet
+from ._process_identity import ran_by
 from ._reconciled import VERDICTS, reconciliation
 from ._records import StepRecord
 from ._renamed_tools import as_former, former_names, recorded_bindings, renamed_message
@@ -102,6 +103,7 @@ __all__ = [
     "approval_fingerprint",
     "guarded_call",
     "reconcile_call",
+    "refused_before_store",
 ]
 
 CallStatus = Literal[
@@ -310,6 +312,44 @@ class _Refused(Exception):
     def __init__(self, status: CallStatus, kind: str, message: str) -> None:
         super().__init__(message)
         self.status, self.kind, self.message = status, kind, message
+
+
+def refused_before_store(
+    definitions_digest: str,
+    tool: Tool,
+    args: Any,
+    trace: str | Path,
+    store: str,
+    kind: str,
+    message: str,
+    holder: str | None,
+) -> None:
+    """Write ``trace`` for a call refused before it opened its store (``store``, as given),
+    as :func:`guarded_call` writes a call's: its header (no world digest: no world was read),
+    a ``refused`` event of ``kind`` with the ``holder`` when known, and ``end: refused``.
+    ``tools call --trace`` refused because another process held its store open wrote no
+    trace, where a ``run --trace`` so refused writes one."""
+    tr = Trace(trace)
+    tr.emit(
+        "header",
+        trace_version=TRACE_VERSION,
+        call=str(tool.iri),
+        args=args,
+        definitions_digest=definitions_digest,
+        world_digest=None,
+        started=dt.datetime.now(dt.UTC).isoformat(),
+        store=store,
+        **ran_by(),
+    )
+    tr.emit(
+        "refused",
+        tool=str(tool.iri),
+        kind=kind,
+        message=message,
+        **({"holder": holder} if holder else {}),
+    )
+    tr.emit("end", status="refused", world_digest=None)
+    tr.close()
 
 
 async def guarded_call(

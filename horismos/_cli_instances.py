@@ -34,7 +34,7 @@ from ._cli_common import (
     written_back,
 )
 from ._cli_lent_world import LentWorld, end_lend
-from ._cli_run import RunView
+from ._cli_run import RunView, store_held_trace
 from ._definitions import Definitions, load_definitions
 from ._due_waits import due_waits_at, unreached_blocked
 from ._errors import Problem, ToolError, Unreachable, UsageError
@@ -46,6 +46,7 @@ from ._outside_policy import outside_policy
 from ._policy import SERVED_PREFIX, allowed
 from ._reconciled import Reconciled, reconciliations
 from ._stores import DEFAULT_STORE, Store
+from ._stores.ox_folder import StoreHeld
 from ._terms import PREFIXED_LOCAL, split_iri
 from ._trace import Trace, drop_if_empty, own_file
 from ._vocab import NS
@@ -463,7 +464,22 @@ def cmd_wake(args: argparse.Namespace) -> int:
     allow = allowed(args.allow)
     traces = output_folder("--traces", args.traces) if args.traces else None
     agent = Agent.from_files(*args.paths, tools=reach(args, calls=True))
-    world = world_of(args, writes="wake")
+    try:
+        world = world_of(args, writes="wake")
+    except StoreHeld as e:  # another process has the store: a trace says so, as run's does
+        if traces is not None:  # no instance read: one file for the pass, none woken
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+            workflows = list(agent.definitions.workflows.values())
+            store_held_trace(
+                agent,
+                own_file(traces, f"wake-{stamp}"),
+                e,
+                args.store,
+                allow,
+                workflows[0] if len(workflows) == 1 else None,
+                [],
+            )
+        raise
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
         raise UsageError(
             f"{in_memory(args.store)} keeps nothing after this process, so what the waits "

@@ -41,7 +41,7 @@ from ._definitions import Definitions
 from ._environment import Environment
 from ._errors import HorismosError, Problem, ShaclMessage, UsageError
 from ._intents import held_by_rejected
-from ._model import ActionStep
+from ._model import ActionStep, Workflow
 from ._outside_policy import outside_policy
 from ._policy import Policy, allowed
 from ._preconditions import why_blocked
@@ -57,7 +57,14 @@ from ._unreadable import why_unreadable
 from ._waits import summary as wait_summary
 from ._world import World, holds_subject
 
-__all__ = ["RunView", "cmd_resume", "cmd_run", "resume_arguments", "run_arguments"]
+__all__ = [
+    "RunView",
+    "cmd_resume",
+    "cmd_run",
+    "resume_arguments",
+    "run_arguments",
+    "store_held_trace",
+]
 
 
 def run_arguments(p: argparse.ArgumentParser) -> None:
@@ -294,12 +301,52 @@ def _store_held(agent: Agent, args: argparse.Namespace, trace: str | None, e: St
         foci = [agent.definitions.expand(args.focus)] if args.focus else []
     except (KeyError, HorismosError):
         foci = []
+    store_held_trace(agent, trace, e, args.store, allowed(args.allow.split(",")), workflow, foci)
+
+
+def _resume_store_held(
+    agent: Agent, args: argparse.Namespace, trace: str | None, e: StoreHeld
+) -> None:
+    """Write the ``--trace`` of a resume refused because another process holds its on-disk
+    store open, as a run so refused writes one (:func:`_store_held`): the second of two
+    commands on one ``oxigraph:PATH`` left no trace where it was a resume. The instance's
+    workflow and focus are read from the store, which was never opened: the header names the
+    instance as given, and the workflow only when the definitions declare one."""
+    if not trace:
+        return
+    workflows = list(agent.definitions.workflows.values())
+    store_held_trace(
+        agent,
+        trace,
+        e,
+        args.store,
+        allowed(args.allow.split(",")),
+        workflows[0] if len(workflows) == 1 else None,
+        [],
+        instance=args.instance,
+    )
+
+
+def store_held_trace(
+    agent: Agent,
+    trace: str | Path,
+    e: StoreHeld,
+    store: str,
+    allow: frozenset[str],
+    workflow: Workflow | None,
+    foci: list[URIRef],
+    instance: str | None = None,
+) -> None:
+    """Write ``trace`` for a ``run``, ``resume`` or ``wake`` refused because another
+    process holds its store (``store``, as given) open: header, ``refused`` (kind
+    ``store_held``, its ``holder`` when known) and ``end: refused``, from what is known
+    without the store (:meth:`Runner.refused`)."""
     runner = agent._runner(
         World.open("memory"),
-        trace,
+        str(trace),
         Environment(),
         recorded=False,
-        policy=Policy(allowed(args.allow.split(","))),
+        policy=Policy(allow),
     )
     runner.refused(
         workflow,
@@ -308,7 +355,8 @@ def _store_held(agent: Agent, args: argparse.Namespace, trace: str | None, e: St
         str(e),
         foci[0] if foci else None,
         e.holder,
-        store=args.store,
+        store=store,
+        instance=instance,
     )
 
 
@@ -391,7 +439,12 @@ def _resume(args: argparse.Namespace, trace: str | None) -> int:
             f"--facts {facts}: no such file; give a Turtle file that exists, "
             "'-' for stdin, or the facts themselves, e.g. --facts ':a :b :c .'"
         )
-    with open_for_writing(args.store, "resume", create=False) as world:  # let go however
+    try:
+        opened = open_for_writing(args.store, "resume", create=False)
+    except StoreHeld as e:  # another process has the store: its trace says so, as run's does
+        _resume_store_held(agent, args, trace, e)
+        raise
+    with opened as world:  # let go however
         load_world_beside(world, args.world, args.store, "a resume")
         if not args.out and not world.store.persistent:
             _approval_kept_nowhere(agent.definitions, world, args.instance)

@@ -18,7 +18,7 @@ from . import _loop
 from ._agent import Agent
 from ._bindings import code_of
 from ._bindings.mcp import servers_in_force
-from ._call import guarded_call
+from ._call import guarded_call, refused_before_store
 from ._catalog import check_inventory, inventory_text
 from ._cli_common import (
     fresh_trace,
@@ -55,6 +55,7 @@ from ._redact import redact_text
 from ._sources import RDF_SUFFIXES
 from ._stores import DEFAULT_STORE, Change
 from ._stores.base import INSTANCE
+from ._stores.ox_folder import StoreHeld
 from ._trace import Trace
 from ._unreadable import STDIN_NOT_READ, why_unreadable
 from ._world import World
@@ -437,7 +438,21 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     # a store not made yet is made only to load --world into, as for run: a mistyped path
     # was a new empty store the call committed into
     # what a process stopped mid-call lent and never took back is not read as the store's
-    world = open_for_writing(args.store, "tools", create=bool(args.world))
+    try:
+        world = open_for_writing(args.store, "tools", create=bool(args.world))
+    except StoreHeld as e:  # another process has the store: its trace says so, as run's does
+        if args.trace:
+            refused_before_store(
+                agent.definitions.digest,
+                tool,
+                payload,
+                args.trace,
+                args.store,
+                "store_held",
+                str(e),
+                e.holder,
+            )
+        raise
     # kept only with the effects of a call made now: told by the call's completed commit
     lent = LentWorld(world) if args.world and world.store.persistent else None
     if args.world and lent is None:

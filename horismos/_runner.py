@@ -64,23 +64,28 @@ class Runner(ActionSteps):
 
     def header(
         self,
-        workflow: Workflow,
+        workflow: Workflow | None,
         focus: list[URIRef],
         *,
         world_digest: str | None,
         snapshot: str | None = None,
         store: str | None = None,
+        instance: str | None = None,
     ) -> None:
         """The first event: what runs, on which world (its digest; its N-Quads only when
         ``snapshot`` is given; ``store``: the store's name, when the run's own never opened),
-        under which definitions."""
+        under which definitions. ``workflow`` None and ``instance`` (as given) for a resume
+        refused before it read its instance's workflow from the store (another process held
+        it); ``instance`` is written only so."""
         fields: dict[str, Any] = {}
         if snapshot is not None:
             fields["snapshot"] = {"format": "application/n-quads", "data": snapshot}
+        if instance is not None:
+            fields["instance"] = instance
         self._emit(
             "header",
             trace_version=self.trace_version,
-            workflow=str(workflow.iri),
+            workflow=str(workflow.iri) if workflow is not None else None,
             focus=[str(f) for f in focus],
             definitions_digest=self.defs.digest,
             world_digest=world_digest,
@@ -114,13 +119,14 @@ class Runner(ActionSteps):
 
     def refused(
         self,
-        workflow: Workflow,
+        workflow: Workflow | None,
         focus: list[URIRef],
         kind: str,
         message: str,
         node: URIRef | None,
         holder: str | None,
         store: str | None = None,
+        instance: str | None = None,
     ) -> None:
         """The trace of a run refused before its first step because another run drives its
         focus (``kind`` ``not_held``), or another process holds its store open (``kind``
@@ -129,10 +135,12 @@ class Runner(ActionSteps):
         (command)`` when known, the message) and an ``end`` with status ``refused``; no world
         digest is asked (nothing ran). A duplicate delivery refused so left no artefact: the
         trace given to it was never written, and a reviewer could not tell it had come at
-        all. None for a trace kept nowhere."""
+        all. None for a trace kept nowhere. ``workflow`` None, and ``instance`` the one a
+        ``resume`` was given, where the store that would say its workflow was never opened
+        (:meth:`header`); a ``wake`` so refused knows neither."""
         if self.trace.kept_nowhere or len(self.trace):
             return
-        self.header(workflow, focus, world_digest=None, store=store)
+        self.header(workflow, focus, world_digest=None, store=store, instance=instance)
         self._emit(
             "refused",
             kind=kind,

@@ -195,8 +195,14 @@ def _event_lines(
         what = (
             f"catalog call of {name(e['call'])} (horismos tools call)"
             if "call" in e
+            # refused before its store was opened, so before its instance was read
+            else f"resume of instance {e['instance']}"
+            + (f" of {name(str(e['workflow']))}" if e.get("workflow") else "")
+            if e.get("instance")
             else f"run of {name(str(e.get('workflow')))} for "
             f"{len(e.get('focus') or [])} focus node(s)"
+            if e.get("workflow")
+            else "run of no workflow read (its store was never opened)"
         )
         lent = e.get("lent")  # quads lent the store for the call: in its world digest
         return [
