@@ -12,7 +12,6 @@ both namespaces and the file that declares the terms; the warnings it explains a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
@@ -22,8 +21,6 @@ from ._errors import Problem
 from ._sources import ParsedFile, Sources
 
 __all__ = ["NearMiss", "PrefixClash", "misbound", "prefix_clashes"]
-
-_DECLARATION = re.compile(r"^\s*(?:@prefix|(?i:prefix))\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
 
 
 @dataclass(frozen=True)
@@ -284,9 +281,4 @@ that (:func:`misbound`, ``check_namespaces``), not as a domain's prefix clash.""
 
 def _declarations(f: ParsedFile) -> list[tuple[int, str, str]]:
     """Each ``@prefix`` (or ``PREFIX``) line of the file: (line, prefix, namespace)."""
-    out = []
-    for i, text in enumerate(f.text_lines(), 1):
-        m = _DECLARATION.match(text)
-        if m is not None:
-            out.append((i, m.group(1) or "", m.group(2)))
-    return out
+    return f.declarations

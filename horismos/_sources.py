@@ -120,16 +120,53 @@ class ParsedFile:
             self.lines = self.path.read_text(encoding="utf-8").splitlines()
         return self.lines
 
+    @cached_property
+    def declarations(self) -> list[tuple[int, str, str]]:
+        """Each ``@prefix`` (or ``PREFIX``) line of the text: (line, prefix, namespace)."""
+        out = []
+        for i, text in enumerate(self.text_lines(), 1):
+            m = _DECLARATION.match(text)
+            if m is not None:
+                out.append((i, m.group(1) or "", m.group(2)))
+        return out
+
+    @cached_property
+    def _rebound(self) -> dict[str, list[tuple[int, str]]]:
+        """Each prefix the text declares again over another namespace, and its declarations
+        (line, namespace) in order. The graph keeps a prefix's last namespace only, so a term
+        written with it above its last ``@prefix`` line (``:ManageChange`` under the file's
+        first ``:``) had no CURIE to be found by, and its error no line."""
+        seen: dict[str, list[tuple[int, str]]] = {}
+        for line, prefix, ns in self.declarations:
+            if ":" in ns:  # absolute; a relative one is the graph's, resolved against the file
+                seen.setdefault(prefix, []).append((line, ns))
+        return {p: at for p, at in seen.items() if len({ns for _, ns in at}) > 1}
+
+    def _in_scope(self, node: URIRef, tok: str, line: int) -> bool:
+        """Whether ``tok`` writes ``node`` at ``line``: a CURIE of a prefix declared again
+        names ``node`` only where the declaration it reads is in force."""
+        prefix, _, local = tok.partition(":")
+        at = self._rebound.get(prefix) if not tok.startswith("<") else None
+        if at is None:
+            return True
+        ns = next((ns for start, ns in reversed(at) if start <= line), None)
+        return ns is not None and str(node) == ns + local
+
     def tokens(self, node: URIRef) -> list[str]:
-        """The ways this file may write ``node``: ``<IRI>`` and a CURIE per prefix it binds;
+        """The ways this file may write ``node``: ``<IRI>`` and a CURIE per prefix it binds
+        (each namespace of a prefix it declares again: :meth:`_in_scope` says where);
         worked out once a node, as every line a search reads asks again."""
         toks = self._tokens.get(node)
         if toks is None:
             text = str(node)
             toks = self._tokens[node] = [f"<{node}>"]
-            for prefix, ns in self.namespaces.items():
-                if text.startswith(ns) and len(text) > len(ns):
-                    toks.append(f"{prefix}:{text[len(ns) :]}")
+            bindings = [*self.namespaces.items()] + [
+                (prefix, ns) for prefix, at in self._rebound.items() for _, ns in at
+            ]
+            for prefix, ns in bindings:
+                tok = f"{prefix}:{text[len(ns) :]}"
+                if text.startswith(ns) and len(text) > len(ns) and tok not in toks:
+                    toks.append(tok)
         return toks
 
     @cached_property
@@ -203,14 +240,19 @@ class ParsedFile:
                 rarest = min((self._words.get(w, []) for w in words), key=len)
                 candidates.update(rarest)
             found = self._term_lines[node] = [
-                i for i in sorted(candidates) if self.find(node, lines[i - 1]) is not None
+                i for i in sorted(candidates) if self.find(node, lines[i - 1], line=i) is not None
             ]
         return found
 
-    def find(self, node: URIRef, text: str, start: int = 0) -> re.Match[str] | None:
-        """The first place in ``text`` from ``start`` where ``node`` is written as a whole term."""
+    def find(
+        self, node: URIRef, text: str, start: int = 0, *, line: int | None = None
+    ) -> re.Match[str] | None:
+        """The first place in ``text`` from ``start`` where ``node`` is written as a whole term;
+        with ``line`` (where ``text`` is), by the prefixes in force there."""
         found = None
         for tok in self.tokens(node):
+            if line is not None and self._rebound and not self._in_scope(node, tok, line):
+                continue
             m = _term(tok).search(text, start)
             if m and (found is None or m.start() < found.start()):
                 found = m
@@ -241,6 +283,18 @@ class ParsedFile:
         """The first line (1-based) that opens with ``node``: where its description starts.
         Looked up in :attr:`_line_starts`, the file read once for every node asked of."""
         if node not in self._subject_lines:
+            if self._rebound:  # a line opening with a CURIE may name another node there
+                lines = self.text_lines()
+                self._subject_lines[node] = next(
+                    (
+                        i
+                        for i in self.term_lines(node)
+                        if (m := self.find(node, lines[i - 1], line=i)) is not None
+                        and not lines[i - 1][: m.start()].strip()
+                    ),
+                    None,
+                )
+                return self._subject_lines[node]
             starts = self._line_starts
             found = [line for tok in self.tokens(node) if (line := starts.get(tok)) is not None]
             self._subject_lines[node] = min(found, default=None)
@@ -248,7 +302,7 @@ class ParsedFile:
 
     def mention_line(self, node: URIRef) -> int | None:
         for i, text in enumerate(self.text_lines(), 1):
-            if self.find(node, text) is not None:
+            if self.find(node, text, line=i) is not None:
                 return i
         return None
 
@@ -311,6 +365,10 @@ class ParsedFile:
             elif depth == 0 and ch in ";.":
                 break
         return opened
+
+
+_DECLARATION = re.compile(r"^\s*(?:@prefix|(?i:prefix))\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
+"""A line declaring a prefix: its name (none for ``:``) and its namespace."""
 
 
 _LOCAL = re.compile(r"(?:[\w-]|\.(?=[\w-]))*")
@@ -454,7 +512,7 @@ class Sources:
             after = hits[k + 1] if k + 1 < hi else end + 1
             window = "\n".join(lines[hits[k] - 1 : after - 1] or [lines[hits[k] - 1]])
             first = lines[hits[k] - 1]
-            m = f.find(p, first)
+            m = f.find(p, first, line=hits[k])
             window = window[m.end() :] if m is not None and not isinstance(o, BNode) else window
             if not isinstance(o, BNode):
                 window = window.split("\n", 1)[0]  # a value is written on its predicate's line
@@ -479,7 +537,7 @@ class Sources:
         declaration), first to last."""
         lines = f.text_lines()
         for i in f.term_lines(s):
-            m = f.find(s, lines[i - 1])
+            m = f.find(s, lines[i - 1], line=i)
             if m is not None and not lines[i - 1][: m.start()].strip():
                 yield i
 
@@ -558,7 +616,7 @@ class Sources:
         """Where blank node ``o`` opens when its predicate, written at ``line``, has a comma
         list of them (``p [ … ] , [ … ]``): the one whose text holds most of ``o``'s
         ``marks``, the first on a tie; else ``line``."""
-        m = f.find(p, f.text_lines()[line - 1])
+        m = f.find(p, f.text_lines()[line - 1], line=line)
         if not isinstance(o, BNode) or m is None:
             return line
         opened = f.objects_opened(line, m.end())
@@ -576,7 +634,7 @@ class Sources:
     def _bnode_end(self, f: ParsedFile, node: BNode, start: int) -> int:
         edge = self._parent(node)
         line = f.text_lines()[start - 1]
-        m = f.find(edge[1], line) if edge is not None else None
+        m = f.find(edge[1], line, line=start) if edge is not None else None
         end = f.bracket_end(start, m.end() if m is not None else 0)
         return end if end is not None else f.block_end(start)
 
