@@ -59,6 +59,7 @@ from ._stores.ox_files import file_format
 from ._tagged_matches import matched_texts, tag_of
 from ._term_kinds import object_kind
 from ._terms import split_iri
+from ._unused_targets import unused_targets
 from ._vocab import NS, PROV
 from ._world_facts import fact_warning
 from ._world_individuals import IndividualsSeen
@@ -115,9 +116,11 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
     listed = {ox.NamedNode(str(p)) for p in defs.graph.subjects(RDFS.range, RDF.List)}
     texts = {ox.NamedNode(p): t for p, t in matched_texts(defs.steps.values()).items()}
     files = expand_paths(paths, RDF_SUFFIXES)
+    typed: set[str] = set()  # the classes the world types nodes with
     for path in files:
         found += _file_problems(
             path,
+            typed,
             spaces,
             named,
             classes,
@@ -131,6 +134,7 @@ def world_term_problems(defs: Definitions, paths: Iterable[str | Path]) -> list[
             texts,
             term_name=defs.name,
         )
+    found += unused_targets(defs, typed)
     return found + seen.problems(files, named, defs.name, first_lines, written_as)
 
 
@@ -196,6 +200,7 @@ def _declared(defs: Definitions) -> tuple[set[str], set[str]]:
 
 def _file_problems(
     path: Path,
+    typed: set[str],
     spaces: set[str],
     named: set[str],
     classes: set[str],
@@ -213,7 +218,8 @@ def _file_problems(
     """One pass over ``path``'s quads: the predicates and classes it uses in ``spaces`` that
     nothing ``named``, less those it declares itself, and the values of the other kind than
     their property's ``ranges``; then their lines. ``seen`` is shown each typing of a class
-    it watches and each value of a property ranging over a class."""
+    it watches and each value of a property ranging over a class; ``typed`` is given each
+    class the file types a node with."""
     judged: set[ox.NamedNode] = set()  # predicates and classes seen: each judged once
     wrong: dict[str, tuple[str, str]] = {}  # term -> (kind, first subject)
     own: set[str] = set()  # terms the file declares itself
@@ -298,6 +304,7 @@ def _file_problems(
                 own.add(_text(quad.subject))
             elif cls not in judged and isinstance(cls, ox.NamedNode):
                 judged.add(cls)
+                typed.add(cls.value)
                 if cls.value not in named and split_iri(cls.value)[0] in spaces:
                     wrong[cls.value] = ("class", _text(quad.subject))
     terms = [t for t in wrong if t not in own]
