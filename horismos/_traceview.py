@@ -3,8 +3,13 @@
 Both read the events as recorded (after :func:`~horismos.read_trace` has checked them); neither
 needs the definitions the run used. Given them, the timeline names IRIs as every other command
 does (``:patient42``), and the export reads the names gate messages record (``:patient42``)
-back as IRIs; without, the timeline names each by the full IRI: a trace records no prefixes,
-and a bare local name (``urgent``) could be any namespace's.
+back as IRIs. Without them, the export keeps only the names recorded in full, and the
+timeline names the terms of the namespace of the run's workflow (of a catalog call's tool) as
+``:``, as the definitions most often do and as the gate's messages, recorded with their
+prefixes, already name them, saying once under the header what ``:`` is
+(:func:`_header_names`); any other IRI in full. A trace records no prefixes, and a bare local
+name (``urgent``) could be any namespace's: the timeline named every term ``<http://…#Apply>``
+where, given the definitions, it printed ``:Apply``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from ._people import person_triples
 from ._process_identity import started_by_text
 from ._run_counts import instance_status
 from ._stores import outlives_process
-from ._terms import iri_problem
+from ._terms import iri_problem, split_iri
 from ._vocab import HORIS, PROV
 
 __all__ = ["bracketed", "prov_turtle", "short", "timeline"]
@@ -43,6 +48,28 @@ _STATUS = {
 def bracketed(iri: str) -> str:
     """An IRI as ``<IRI>``: how the timeline names one with no definitions to name it by."""
     return f"<{iri}>"
+
+
+_LOCAL_NAME = re.compile(r"[\w-]+(?:\.[\w-]+)*")
+"""A local name that reads back unchanged after ``:`` (no trailing dot, no punctuation)."""
+
+
+def _header_names(header: Mapping[str, Any]) -> tuple[str, Callable[[str], str]] | None:
+    """For a trace read without the definitions: the namespace of the run's workflow (of a
+    catalog call's tool), and a namer writing its terms as ``:local``, every other IRI as
+    ``<IRI>``; None when the header names neither (a ``serve`` trace's runs are many)."""
+    named = header.get("call") or header.get("workflow")
+    if not isinstance(named, str) or iri_problem(named) is not None:
+        return None
+    ns = split_iri(named)[0]
+    if not ns or ns == named:
+        return None
+
+    def name(iri: str) -> str:
+        local = iri[len(ns) :] if iri.startswith(ns) else ""
+        return f":{local}" if _LOCAL_NAME.fullmatch(local) else bracketed(iri)
+
+    return ns, name
 
 
 Held = Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]]
@@ -73,16 +100,26 @@ def timeline(
     running: dict[str, tuple[str | None, str | None]] = {}  # instance: its focus, its step
     began: dict[str, str] = {}  # an instance this run started: its workflow
     calling = None  # a catalog call's tool, until an event says how the call went
+    short_names = name is bracketed  # no definitions: the header's namespace as ``:``
     for index, e in enumerate(events):
         kind = e.get("type")
+        said: list[str] = []
         if kind == "header":
             header, store = e, e.get("store")
             calling = e.get("call")
+            derived = _header_names(e) if short_names else None
+            if derived is not None:
+                ns, name = derived
+                said = [
+                    f"  : is <{ns}>, the namespace of its {'tool' if calling else 'workflow'} "
+                    "(give the definitions to name every term by their prefixes)"
+                ]
         elif kind in ("step", "refused", "replayed"):
             calling = None
         with reading(e, index, source):
             doubts = held(header, e) if held is not None and kind == "step" else []
             lines = _event_lines(e, name, doubts)
+            lines[1:1] = said
             _follow(e, running, name)
             if kind == "instance" and "continued_at" not in e:
                 began[str(e.get("instance"))] = str(e.get("workflow"))

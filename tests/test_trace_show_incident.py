@@ -284,7 +284,7 @@ def test_a_run_killed_mid_call_shows_which_instance_was_mid_step(tmp_path: Path)
     assert "a call it sent may have acted" in lines[at + 1]
     assert f"`horismos instances --store oxigraph:{tmp_path / 'st'}` lists it" in lines[at + 1]
     bare = horismos("trace", "show", "t.jsonl", cwd=tmp_path)  # no definitions at hand
-    assert (" was still running, at the first step of <http://example.org/ehr#Triage>: "
+    assert (" was still running, at the first step of :Triage: "
             in bare.stdout), bare.stdout
 
 
