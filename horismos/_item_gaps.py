@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import pyoxigraph as ox
 from rdflib import RDF, URIRef
 from rdflib.term import Literal, Node, Variable
 
@@ -23,10 +22,9 @@ from ._definitions_model import Definitions
 from ._errors import Problem
 from ._model import ActionStep
 from ._preconditions import group_triples
-from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import Store
 from ._vocab import HORIS
-from ._world_terms import first_lines, written_as
+from ._world_terms import world_lines, written_as
 
 __all__ = ["item_gaps"]
 
@@ -88,20 +86,7 @@ def _placed(
     paths: Iterable[str | Path],
 ) -> list[Problem]:
     """Each gap as a warning at the first line of a world file writing its node."""
-    files = expand_paths(paths, RDF_SUFFIXES)
-    sought = [str(node) for _, _, node, _ in gaps]
-    lines: dict[str, tuple[str, int, dict[str, str]]] = {}
-    for path in files:
-        try:
-            parser = ox.parse(path=path, format=ox.RdfFormat.from_extension(path.suffix[1:]))
-            for _ in parser:
-                pass
-            prefixes = dict(parser.prefixes)
-        except (OSError, SyntaxError, ValueError):
-            continue
-        unplaced = [t for t in sought if t not in lines]
-        for term, number in first_lines(path, unplaced, prefixes).items():
-            lines[term] = (str(path), number, prefixes)
+    lines = world_lines(paths, [str(node) for _, _, node, _ in gaps])
     found: list[Problem] = []
     for step, p, node, joined in gaps:
         at = lines.get(str(node))

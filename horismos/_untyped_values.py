@@ -18,16 +18,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyoxigraph as ox
 from rdflib import RDF, SH, URIRef
 from rdflib.term import Node
 
 from ._definitions_model import Definitions
 from ._errors import Problem
 from ._shacl import deactivated
-from ._sources import RDF_SUFFIXES, expand_paths
 from ._stores import Store
-from ._world_terms import first_lines, written_as
+from ._world_terms import world_lines, written_as
 
 __all__ = ["untyped_values"]
 
@@ -127,21 +125,8 @@ def _members(store: Store, classes: set[URIRef]) -> Iterator[URIRef]:
 
 def _placed(defs: Definitions, found: list[_Untyped], paths: Iterable[str | Path]) -> list[Problem]:
     """Each value as a warning at the first line of a world file writing it."""
-    sought = [str(u.value) for u in found]
-    lines: dict[str, tuple[str, int, dict[str, str]]] = {}
-    for path in expand_paths(paths, RDF_SUFFIXES):
-        try:
-            parser = ox.parse(path=path, format=ox.RdfFormat.from_extension(path.suffix[1:]))
-            for _ in parser:
-                pass
-            prefixes = dict(parser.prefixes)
-        except (OSError, SyntaxError, ValueError):
-            continue
-        unplaced = [t for t in sought if t not in lines]
-        for term, number in first_lines(path, unplaced, prefixes).items():
-            lines[term] = (str(path), number, prefixes)
-        for term, number in _subject_lines(path, unplaced, prefixes).items():
-            lines[term] = (str(path), number, prefixes)  # where its type is to be written
+    # where its type is to be written: its own description's line, over its first mention
+    lines = world_lines(paths, [str(u.value) for u in found], _subject_lines)
     problems: list[Problem] = []
     for u in found:
         at = lines.get(str(u.value))

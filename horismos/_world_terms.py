@@ -622,6 +622,31 @@ def first_lines(path: Path, terms: list[str], prefixes: dict[str, str]) -> dict[
     return found
 
 
+def world_lines(
+    paths: Iterable[str | Path],
+    terms: list[str],
+    *also: Callable[[Path, list[str], dict[str, str]], dict[str, int]],
+) -> dict[str, tuple[str, int, dict[str, str]]]:
+    """Where each of ``terms`` is first written in the world files ``paths``: the file, the
+    line (:func:`first_lines`, then each locator of ``also``, whose line is kept over it) and
+    the file's prefixes, which a warning writes the term with. A file that cannot be read is
+    passed over: the world's pass has said why."""
+    lines: dict[str, tuple[str, int, dict[str, str]]] = {}
+    for path in expand_paths(paths, RDF_SUFFIXES):
+        try:
+            parser = ox.parse(path=path, format=ox.RdfFormat.from_extension(path.suffix[1:]))
+            for _ in parser:  # its prefixes, wherever the file declares them
+                pass
+            prefixes = dict(parser.prefixes)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        unplaced = [t for t in terms if t not in lines]
+        for locate in (first_lines, *also):
+            for term, number in locate(path, unplaced, prefixes).items():
+                lines[term] = (str(path), number, prefixes)
+    return lines
+
+
 def written_as(iri: str, prefixes: dict[str, str]) -> str:
     """``iri`` as the world file writes it: with the longest of its prefixes that fits."""
     fits = [(len(ns), p) for p, ns in prefixes.items() if iri.startswith(ns) and iri != ns]
