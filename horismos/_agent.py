@@ -284,8 +284,10 @@ class Agent:
         a second run and its calls; decided under the focus's claim on a shared world, so two
         such requests at once start one instance. An instance left running that no run
         drives (its process killed, its ``arun`` cancelled: what ``horismos instances`` says
-        ``interrupted``) is continued from where it stopped, as ``again=True`` continues it:
-        a call it was making is held in doubt (``OutcomeUnknown``), never made a second time.
+        ``interrupted``) is continued from where it stopped, as ``again=True`` continues it on
+        a world that outlives the process (in memory, ``again=True`` starts another instance:
+        Python's runs of one focus may overlap): a call it was making is held in doubt
+        (``OutcomeUnknown``), never made a second time.
         A failed instance answered so has ``run.error`` an :class:`InstanceFailed` whose
         ``cause`` is of the class that failed it (``OutcomeUnknown``: reconcile the call;
         ``ToolError``: the tool raised…), with its words, as the run that failed it raised.
