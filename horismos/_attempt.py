@@ -12,11 +12,12 @@ outcome (see :mod:`._outcomes`), so replay decides the same way without reaching
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Attempt", "answered", "any_sent", "current", "runs_until", "sent"]
+__all__ = ["Attempt", "answered", "any_sent", "current", "httpx_trace", "runs_until", "sent"]
 
 
 @dataclass
@@ -26,6 +27,9 @@ class Attempt:
 
     sent: bool = False
     answered: bool = False
+    acts: bool = True
+    """False for a request that cannot act (a ranking model asked): its sending is no tool
+    called, which a command failing later would say running it again calls again."""
     running: threading.Event | None = None
     """Set when the call's own thread returns, for a call that goes on there whether or not
     anyone still waits for it (a sync Python tool abandoned at its timeout)."""
@@ -72,11 +76,20 @@ def answered() -> None:
 def _mark(*, answered: bool) -> None:
     """The call under way was sent (and ``answered``), as was one of this process."""
     global _sent_here
-    _sent_here = True
     attempt = _CURRENT.get()
+    if attempt is None or attempt.acts:
+        _sent_here = True
     if attempt is not None:
         attempt.sent = True
         attempt.answered = attempt.answered or answered
+
+
+async def httpx_trace(event: str, info: Mapping[str, Any]) -> None:
+    """httpx's trace hook (``extensions={"trace": httpx_trace}``): the request leaves when its
+    headers start to go out. Until then its connection was still being made, so a deadline
+    running out there is a call never sent, as a connection refused is."""
+    if event.endswith(".send_request_headers.started"):
+        sent()
 
 
 def runs_until(done: threading.Event) -> None:

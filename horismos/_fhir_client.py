@@ -20,7 +20,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ._attempt import answered, sent
+from ._attempt import answered, httpx_trace
 from ._bindings.gateways import SAID_BYTES
 from ._bindings.limits import body_within, body_within_async
 from ._bindings.reach import Hosts
@@ -229,7 +229,7 @@ class FhirClient:
                     url,
                     content=json.dumps(body),
                     headers=sent_headers,
-                    extensions={"trace": _mark},
+                    extensions={"trace": httpx_trace},
                 ) as response:
                     content = await body_within_async(response, self.max_bytes)
                     # the whole answer, as for an HTTP binding: a 201 whose body is cut off or
@@ -290,13 +290,6 @@ def _tls() -> ssl.SSLContext:
     """One verifying TLS context for the process: building one reads the CA bundle, which
     took ~250 ms a commit when each commit built its own."""
     return ssl.create_default_context()
-
-
-async def _mark(event: str, info: Mapping[str, Any]) -> None:
-    """httpx's trace hook: when the request leaves (it is answered once its whole answer has
-    been read: :meth:`FhirClient.send`)."""
-    if event.endswith(".send_request_headers.started"):
-        sent()
 
 
 def _text(body: bytes, limit: int = 200) -> str:

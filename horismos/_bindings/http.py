@@ -118,7 +118,7 @@ class HttpBinding(Binding):
                 self.url,
                 json=json_arguments(self.tool, args),
                 headers=headers,
-                extensions={"trace": _mark},
+                extensions={"trace": _attempt.httpx_trace},
             ) as response:
                 body = await body_within_async(response, self.tool.max_result_bytes)
                 gateway = no_answer(response.status_code, body or b"")  # no answer (.gateways)
@@ -171,12 +171,6 @@ class HttpBinding(Binding):
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-
-
-async def _mark(event: str, info: Mapping[str, Any]) -> None:
-    """httpx's trace hook: when the request leaves."""
-    if event.endswith(".send_request_headers.started"):
-        _attempt.sent()
 
 
 def _preview(body: bytes, limit: int = 200) -> str:
