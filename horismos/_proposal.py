@@ -41,6 +41,7 @@ from rdflib.term import Node
 from rdflib.util import from_n3
 
 from ._activities import activity_graph
+from ._attempt import Attempt, httpx_trace
 from ._bindings.reach import Hosts
 from ._definitions import Definitions
 from ._errors import NotSent, RunError, Unreachable, UsageError
@@ -211,21 +212,32 @@ async def ask(request: RankRequest) -> Reply:
         complete = _provider(request)
     except _Unavailable as e:
         return Reply(unavailable=str(e))
-    try:
-        text = await asyncio.wait_for(complete(request), request.timeout)
-    except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-        # nothing was sent: down for now, a later try may reach it (a certificate refused
-        # is no better later, a failed call as any other)
-        said = f"{type(e).__name__}: {why_unreachable(e)} (nothing was sent)"
-        return Reply(error=said, unreachable=not tls_refused(e))
-    except (TimeoutError, httpx.TimeoutException):
-        return Reply(timeout=True)
-    except httpx.HTTPError as e:
-        return Reply(error=f"{type(e).__name__}: {e}")
-    except _Misconfigured as e:
-        return Reply(error=str(e), misconfigured=True)
-    except _CallFailed as e:
-        return Reply(error=str(e))
+    # the request marks when it leaves (_post): a timeout before then is one while its
+    # connection was still being made, as for an action step's HTTP call (_attempt)
+    with Attempt(acts=False) as attempt:
+        try:
+            text = await asyncio.wait_for(complete(request), request.timeout)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            # nothing was sent: down for now, a later try may reach it (a certificate
+            # refused is no better later, a failed call as any other)
+            said = f"{type(e).__name__}: {why_unreachable(e)} (nothing was sent)"
+            return Reply(error=said, unreachable=not tls_refused(e))
+        except (TimeoutError, httpx.TimeoutException):
+            if not attempt.sent and endpoint(request.model) is not None:
+                # the step's timeout came before the connection's own (a host that drops
+                # what is sent to it): the same outage as a ConnectTimeout, told the same
+                return Reply(
+                    error=f"no connection was made within {request.timeout:g}s "
+                    "(horis:timeout; nothing was sent)",
+                    unreachable=True,
+                )
+            return Reply(timeout=True)
+        except httpx.HTTPError as e:
+            return Reply(error=f"{type(e).__name__}: {e}")
+        except _Misconfigured as e:
+            return Reply(error=str(e), misconfigured=True)
+        except _CallFailed as e:
+            return Reply(error=str(e))
     return Reply(text=text)
 
 
@@ -360,7 +372,9 @@ async def _post(
     import httpx
 
     async with httpx.AsyncClient(timeout=timeout) as client:
-        response = await client.post(url, headers=headers, json=body)
+        response = await client.post(
+            url, headers=headers, json=body, extensions={"trace": httpx_trace}
+        )
     status = response.status_code
     if status in _MISCONFIGURED:
         raise _Misconfigured(

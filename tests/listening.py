@@ -20,6 +20,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextmanager
+def dropping(port: int = 0) -> Iterator[int]:
+    """A port on 127.0.0.1 where a connection is never made, as on a host that drops what is
+    sent to it: a listener whose queue (``listen(0)``) one connection fills, so the kernel drops
+    every later attempt and a connect hangs until a timeout gives up on it. On ``port`` when
+    given (where a server was stopped)."""
+    with socket.socket() as deaf:
+        deaf.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        deaf.bind(("127.0.0.1", port))
+        deaf.listen(0)
+        port = deaf.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)):  # the queue is full now
+            yield port
+
+
 def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
     """Until ``proc`` accepts connections on ``port``; its stderr in the error otherwise."""
     deadline = time.monotonic() + 30

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from listening import dropping
 from rdflib import Namespace, URIRef
 from servers.llm_server import LlmServer
 
@@ -81,9 +82,10 @@ def down_model(monkeypatch: pytest.MonkeyPatch) -> int:
     return port
 
 
-def setup(tmp_path: Path, fallback: bool) -> tuple[Agent, World]:
+def setup(tmp_path: Path, fallback: bool, timeout: str = "5s") -> tuple[Agent, World]:
     (tmp_path / "trip.ttl").write_text(
         DEFS.replace("FALLBACK", "; horis:fallback :AskHuman" if fallback else "")
+        .replace('horis:timeout "5s"', f'horis:timeout "{timeout}"')
     )
     (tmp_path / "world.ttl").write_text(WORLD)
     agent = Agent.from_files(tmp_path / "trip.ttl", tools={"book": book})
@@ -117,3 +119,24 @@ def test_a_declared_fallback_is_still_taken_when_the_model_is_down(tmp_path, mon
     assert run.status == "waiting"
     assert [s.step for s in run.steps] == [T.Pick, T.AskHuman]
     assert run.steps[0].status == "completed"
+
+
+def test_a_model_whose_connection_is_never_made_blocks_whichever_timeout_comes_first(
+        tmp_path, monkeypatch) -> None:
+    # A host that drops what is sent to it: the step's 200 ms ran out while the connection
+    # was still being made (before httpx's own connect timeout, of the same length, which
+    # starts later), and the step failed for good, "did not answer in time"; had httpx's
+    # come first, the same outage was a ConnectTimeout, and blocked. Nothing was sent.
+    with dropping() as port:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        agent, world = setup(tmp_path, fallback=False, timeout="200ms")
+        run = agent.run(world, ":Trip", ":req1", trace=tmp_path / "run.jsonl")
+    assert run.status == "blocked", run.error
+    (step,) = run.steps
+    assert step.status == "blocked" and isinstance(step.error, Unreachable), step.error
+    said = str(step.error)
+    assert "nothing was sent" in said and "blocked, not failed" in said
+    (listed,) = world.instances()
+    assert listed.status == "blocked" and listed.error_kind == "not_sent"
+    assert not replay(tmp_path / "run.jsonl", agent).diverged  # the reply recorded, not asked
