@@ -319,20 +319,26 @@ class AdapterCommit:
                     self.tool.timeout * 2,
                 )
             except NotSent as e:
-                got = unanswered(request, "failed", f"not sent: {e}")
-                if isinstance(e, Unreachable):
-                    self.outcome.unreached.append(e)
-                    self.outcome.unsent += len(got)
-                return got
+                return self._unsent(request, e)
             except ResultTooLarge as e:  # it was accepted: what it did is not known here
                 return unanswered(request, "unknown", str(e))
-            except (TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError) as e:
                 if attempt.sent and not attempt.answered:
                     return unanswered(
                         request,
                         "unknown",
                         f"{method} {_path(url)} was sent "
                         f"and not answered within {self.tool.timeout:g}s",
+                    )
+                if isinstance(e, TimeoutError) and not attempt.sent:
+                    # the commit's deadline came before the connection's own (a host that
+                    # drops what is sent to it): the same outage as a ConnectTimeout
+                    return self._unsent(
+                        request,
+                        Unreachable(
+                            f"adapter {self.adapter.name}: {method} {url}: no connection was "
+                            f"made within {self.tool.timeout * 2:g}s (nothing was sent)"
+                        ),
                     )
                 return unanswered(request, "failed", f"{method} {_path(url)} was not sent")
             except Exception as e:
@@ -342,6 +348,16 @@ class AdapterCommit:
             said = gateway_said(response["status"])
             return unanswered(request, "unknown", f"{method} {_path(url)} was answered {said}")
         return receipts(request, response)
+
+    def _unsent(self, request: Request, e: NotSent) -> list[Receipt]:
+        """The receipts of a commit that never left, each ``failed``; one whose system of
+        record was down for now (:class:`Unreachable`) is counted as such, so a step none of
+        whose commits left may be blocked (:attr:`CommitOutcome.only_unreached`)."""
+        got = unanswered(request, "failed", f"not sent: {e}")
+        if isinstance(e, Unreachable):
+            self.outcome.unreached.append(e)
+            self.outcome.unsent += len(got)
+        return got
 
     def _land(self, accepted: Sequence[Receipt]) -> None:
         at = timestamp(self.host.now().isoformat())

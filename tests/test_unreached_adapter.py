@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forked import horismos_forked
+from listening import dropping
 from rdflib import URIRef
 from servers.fhir_server import FhirServer, _handler
 
@@ -105,17 +107,22 @@ def ehr(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ehr]:
     e.stop()
 
 
-def hydrated(tmp_path: Path, ehr: Ehr, on_error: bool = False) -> tuple[Agent, World]:
-    path = tmp_path / "pharmacy.ttl"
-    path.write_text(
-        DEFS.format(
-            base=ehr.fhir.base,
-            token_var=TOKEN_VAR,
-            on_error="; horis:onError :Settle" if on_error else "",
-        )
+def hydrated(
+    tmp_path: Path, ehr: Ehr, on_error: bool = False, quick: bool = False, store: str = "memory"
+) -> tuple[Agent, World]:
+    """``quick``: the tool's timeout is 100 ms, its decision made on the loop's thread (judged
+    of the function alone, no thread woken)."""
+    defs = DEFS.format(
+        base=ehr.fhir.base,
+        token_var=TOKEN_VAR,
+        on_error="; horis:onError :Settle" if on_error else "",
     )
+    if quick:
+        defs = defs.replace('horis:timeout "2s"', 'horis:timeout "100ms" ; horis:inline true')
+    path = tmp_path / "pharmacy.ttl"
+    path.write_text(defs)
     agent = Agent.from_files(path, tools={"complete": complete})
-    world = World.open("memory")
+    world = World.open(store)
     agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
     return agent, world
 
@@ -153,4 +160,35 @@ def test_a_declared_on_error_still_fires_when_the_server_is_down(tmp_path: Path,
     assert [s.status for s in run.steps] == ["failed", "waiting"]
     (receipt,) = run.steps[0].receipts
     assert receipt["outcome"] == "failed" and "nothing was sent" in receipt["message"]
+    assert ehr.fhir.writes() == []
+
+
+def test_a_commit_whose_connection_is_never_made_blocks_in_a_process_of_its_own(
+    tmp_path: Path, ehr: Ehr
+) -> None:
+    # A host that drops what is sent to it, and `horismos run` in a process of its own (one
+    # per event): its first commit spends more than horis:timeout of its deadline (twice that)
+    # loading the HTTP client, so the deadline came before httpx's own connect timeout, while
+    # the connection was still being made, and the step failed for good, "was not sent"; in
+    # a process that had committed before, httpx's came first, and the same outage was
+    # blocked. Nothing was sent either way.
+    store = tmp_path / "store"
+    _, world = hydrated(tmp_path, ehr, quick=True, store=f"oxigraph:{store}")
+    world.close()
+    (tmp_path / "complete.py").write_text(
+        "def complete(request):\n    return {**request, 'status': 'completed'}\n"
+    )
+    ehr.stop()
+    with dropping(ehr.port):
+        ran = horismos_forked(
+            tmp_path, "run", "pharmacy.ttl", "--store", "oxigraph:store", "--workflow",
+            ":Complete", "--focus", f"<{patient(ehr)}>", "--tools", "complete.py",
+            "--allow", ",".join(ALLOW), "--allow-host", "127.0.0.1", timeout=120,
+        )  # fmt: skip
+    assert ran.returncode == 4, ran.stdout + ran.stderr  # blocked
+    assert "nothing was sent" in ran.stdout and "blocked, not failed" in ran.stdout, ran.stdout
+    world = World.open(f"oxigraph:{store}")
+    (listed,) = world.instances()
+    assert listed.status == "blocked" and listed.error_kind == "not_sent"  # resumed later
+    world.close()
     assert ehr.fhir.writes() == []
