@@ -321,8 +321,11 @@ def _held(
     cleared: the latest, with the command that clears it. An instance whose step's result the
     gate rejected and that went on by ``horis:onError`` was listed ``completed -``, the doubt
     said nowhere but in the run's output; a failed one whose error is the doubt
-    (``outcome_unknown``) says it already."""
-    if not doubts or row.error_kind == "outcome_unknown":
+    (``outcome_unknown``) says it already where its words name the command (a step refused
+    for an earlier call in doubt), and not where they are a timeout's or the tool's own
+    (``OutcomeUnknown("sent the charge, lost the answer")``): that row said nothing of
+    clearing it."""
+    if not doubts or (row.error_kind == "outcome_unknown" and "tools reconcile" in (row.why or "")):
         return ""
     last = doubts[-1]
     more = f" (and {len(doubts) - 1} more: --format json)" if len(doubts) > 1 else ""

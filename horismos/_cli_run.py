@@ -39,7 +39,7 @@ from ._cli_common import (
 from ._cli_validate import run_warnings
 from ._definitions import Definitions
 from ._environment import Environment
-from ._errors import HorismosError, Problem, ShaclMessage, UsageError
+from ._errors import HorismosError, OutcomeUnknown, Problem, ShaclMessage, UsageError
 from ._intents import held_by_rejected
 from ._model import ActionStep, Workflow
 from ._outside_policy import outside_policy
@@ -624,6 +624,7 @@ class RunView:
             line += "".join(f"\n    held in doubt: {said}" for said in self._held(rec))
         elif rec.error is not None:
             line += f": {rec.error}"
+            line += "".join(f"\n    held in doubt: {said}" for said in self._unanswered(rec))
         if rec.receipts:  # an adapter commit: each effect's remote outcome
             line += "\n    remote: " + "; ".join(
                 f"{r['ref']} {r['outcome']}"
@@ -643,6 +644,22 @@ class RunView:
         return held_by_rejected(
             tool,
             rec.args[: len(rec.result)],  # the calls that answered
+            self.name,
+            persistent=self.world is not None and self.world.store.persistent,
+        )
+
+    def _unanswered(self, rec: StepRecord) -> list[str]:
+        """What a step failed with ``OutcomeUnknown`` left held in doubt, where its error does
+        not say how to clear it: a call timed out or cut off once sent, or a tool raising
+        ``OutcomeUnknown`` itself ("sent the charge, lost the answer"). The run said only the
+        tool's words, and the operator learned of the doubt, and of `tools reconcile`, from
+        the next run's refusal. The calls that answered are held with the one that did not."""
+        if not isinstance(rec.error, OutcomeUnknown) or "tools reconcile" in str(rec.error):
+            return []
+        tool = self.defs.tools.get(URIRef(rec.tool)) if rec.tool else None
+        return held_by_rejected(
+            tool,
+            rec.args[: len(rec.result) + 1],
             self.name,
             persistent=self.world is not None and self.world.store.persistent,
         )

@@ -137,3 +137,21 @@ def test_a_tool_that_raises_anything_else_is_taken_as_not_having_acted(tmp_path)
         done = horismos(tmp_path, env, *RUN)
         assert "the bank refused the card" in done.stdout + done.stderr
     assert charges(tmp_path) == 2
+
+
+def test_a_run_whose_tool_says_its_outcome_is_unknown_says_the_call_is_held_and_what_clears_it(
+    tmp_path,
+) -> None:
+    """docs/guide/bindings.md: a tool raising OutcomeUnknown is held in doubt until `horismos
+    tools reconcile`. `run` printed only the tool's words under the step, and `instances`
+    listed the instance `outcome_unknown: <the tool's words>`: nothing said that the call was
+    held, nor what clears it, until the next run was refused."""
+    env = shop(tmp_path, "unknown")
+    first = horismos(tmp_path, env, *RUN)
+    assert "the bank's answer was cut off" in first.stdout, first.stdout
+    assert "held in doubt: t.charge is not idempotent" in first.stdout, first.stdout
+    assert """horismos tools reconcile t.charge … --args '{"order": ":o1"}'""" in first.stdout
+    listed = horismos(tmp_path, env, "instances", "shop.ttl", "--store", "oxigraph:world")
+    row = listed.stdout.splitlines()[1]
+    assert "held in doubt since" in row and "horismos tools reconcile t.charge" in row, row
+    assert "outcome_unknown: the bank's answer was cut off" in row, row
