@@ -196,7 +196,8 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Run ontology-driven workflows: Turtle-declared tools fired by the runtime "
         "behind a SHACL effect gate, every run traced.",
         epilog="exit codes: 0 completed or valid, 1 failed or invalid, 2 usage or authoring "
-        "error, 3 waiting, 4 blocked",
+        "error, 3 waiting, 4 blocked, 5 a tools call refused, 6 another run drives the focus "
+        "now (ask again later)",
     )
     top.add_argument("--version", action="version", version=f"horismos {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -175,6 +175,18 @@ def test_a_prefix_of_version_or_help_still_answers_with_no_command(tmp_path: Pat
     assert p.returncode == 2 and "'rnu' is no command: did you mean run?" in p.stderr, p.stderr
 
 
+def test_the_help_names_every_exit_code_a_command_exits_with(tmp_path: Path) -> None:
+    """`horismos --help` listed 0 to 4: a `tools call` refused exits 5, and a run whose focus
+    another process drives 6 (`run --no-again`, `resume`), neither explained there."""
+    from horismos._cli_common import EXIT, EXIT_USAGE
+    from horismos._cli_tools import EXIT_CALL
+
+    p = horismos("--help", cwd=tmp_path)
+    said = p.stdout[p.stdout.index("exit codes:"):]
+    for code in sorted({*EXIT.values(), *EXIT_CALL.values(), EXIT_USAGE}):
+        assert f" {code} " in said.replace("\n", " "), (code, said)
+
+
 def test_a_misspelt_option_is_named_by_its_command_with_the_one_meant(tmp_path: Path) -> None:
     """`run … --wrld world.ttl` printed the top-level usage (`horismos [-h] [--version]
     COMMAND …`) and named no option; the command's own usage now, and `--world` meant."""
