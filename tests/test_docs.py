@@ -330,6 +330,35 @@ def test_the_first_workflow_python_runs_and_saves_its_trace(fresh: Path) -> None
     assert (fresh / "trace.jsonl").is_file()
 
 
+def test_the_first_workflow_web_service_answers_an_event_delivered_twice_once(
+        tmp_path: Path) -> None:
+    """docs/guide/first-workflow.md "In a web service, one instance per event", pasted into
+    app.py beside the pharmacy workflow it was measured on: it named asyncio, JSONResponse,
+    NotHeld, agent and world without defining them, and had no app to serve."""
+    text = (ROOT / "docs" / "guide" / "first-workflow.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text[text.index("In a web service"):], re.S)
+    assert code is not None
+    for name in ("pharmacy.ttl", "pharmacy_tools.py"):
+        shutil.copy(ROOT / "benchmarks" / "pharmacy" / name, tmp_path / name)
+    (tmp_path / "app.py").write_text(code.group(1), encoding="utf-8")
+    (tmp_path / "rx.ttl").write_text(
+        "@prefix : <http://example.org/pharmacy#> .\n"
+        ':rx1 a :Prescription ; :rxNumber "RX-1" ; :refillsLeft 2 ; :patient :p1 .\n'
+        ":p1 a :Patient .\n", encoding="utf-8")
+    assert horismos_forked(tmp_path, "load", "rx.ttl", "--store", "oxigraph:world",
+                           timeout=120).returncode == 0
+    client = ("import json\nfrom starlette.testclient import TestClient\nfrom app import app\n"
+              "with TestClient(app) as c:\n"
+              "    for rx in ('rx1', 'rx1', 'nope'):\n"
+              "        print(json.dumps(c.post('/event', json={'rx': rx}).json()))\n")
+    done = subprocess.run([sys.executable, "-c", client], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    first, again, unknown = (json.loads(line) for line in done.stdout.splitlines())
+    assert first["status"] == "completed", done.stdout + done.stderr
+    assert again == first  # delivered again: answered its instance as it stands
+    assert "is not a :Prescription" in unknown["error"], unknown
+
+
 def test_the_bindings_guide_mcp_example_runs(fresh: Path) -> None:
     """docs/guide/bindings.md: the ward server over stdio, one step bound to its tool."""
     (line,) = _shell_lines("docs/guide/bindings.md")
