@@ -359,6 +359,38 @@ def test_the_first_workflow_web_service_answers_an_event_delivered_twice_once(
     assert "is not a :Prescription" in unknown["error"], unknown
 
 
+def test_the_catalog_page_approves_then_calls_as_it_shows(tmp_path: Path) -> None:
+    """docs/catalog.md "approve": the two commands run as written, over the `:ehr.transfer` the
+    page declares and the function and store it says; the call went without `--tools` and
+    was refused (binding), exit 5, and a retry with the same approval is refused."""
+    page = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    declared = re.search(r"```turtle\n(.*?)```", page[page.index("## Declaring"):], re.S)
+    assert declared is not None
+    (tmp_path / "defs.ttl").write_text(
+        "@prefix : <http://example.org/ehr#> .\n@prefix horis: <https://w3id.org/horismos#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        ":Patient a owl:Class . :Ward a owl:Class .\n"
+        ":consented a owl:DatatypeProperty ; rdfs:range xsd:boolean .\n"
+        ":bedRef a owl:DatatypeProperty ; rdfs:range xsd:string .\n" + declared.group(1),
+        encoding="utf-8")
+    (tmp_path / "transfer.py").write_text('def transfer(patient, ward): return {"bedRef": "B-1"}\n')
+    (tmp_path / "w.ttl").write_text("@prefix : <http://example.org/ehr#> .\n"
+                                    ":p1 a :Patient ; :consented true . :w1 a :Ward .\n")
+    assert horismos_forked(tmp_path, "load", "w.ttl", "--store", "oxigraph:world",
+                           timeout=120).returncode == 0
+    approve, call = _shell_lines("docs/catalog.md")[-4:-2]
+    approve = approve.removeprefix("fp=$(").removesuffix(")")
+    fp = _run(approve, tmp_path)
+    assert fp.returncode == 0, fp.stderr
+    call = call.replace('"$fp"', fp.stdout.strip())
+    done = _run(call, tmp_path)
+    assert done.returncode == 0 and ": completed" in done.stdout, done.stdout + done.stderr
+    again = _run(call, tmp_path)
+    assert again.returncode == 2 and "refused (approval_used)" in again.stdout, again.stdout
+
+
 def test_the_bindings_guide_mcp_example_runs(fresh: Path) -> None:
     """docs/guide/bindings.md: the ward server over stdio, one step bound to its tool."""
     (line,) = _shell_lines("docs/guide/bindings.md")
