@@ -230,7 +230,7 @@ def _event_lines(
     kind = e.get("type")
     if kind == "header":  # of a run, or of one call of ``tools call`` (its ``call``)
         what = (
-            f"catalog call of {name(e['call'])} (horismos tools call)"
+            f"catalog call of {name(e['call'])} ({_caller(e)})"
             if "call" in e
             # refused before its store was opened, so before its instance was read
             else f"resume of instance {e['instance']}"
@@ -314,6 +314,20 @@ def _event_lines(
             lines.append(f"  world {e.get('world_digest')}")
         return lines
     return [f"{kind} (event {e.get('seq')})"]
+
+
+def _caller(header: Mapping[str, Any]) -> str:
+    """What made a catalog call, as its header records the process: the command (``tools
+    call``, ``serve``: its lane) or a Python program (a host and no lane). Every call's trace
+    said "(horismos tools call)", a served call's and ``catalog.call``'s too, under a "ran
+    by process serve@…" line. A trace of a build before the process was recorded says
+    neither, and was made by one of the two commands."""
+    lane = header.get("lane")
+    if lane:
+        return f"horismos {lane}"
+    if header.get("host") is not None:
+        return "catalog.call from Python"
+    return "horismos tools call or serve"
 
 
 def _process_lines(header: Mapping[str, Any]) -> list[str]:

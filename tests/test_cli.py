@@ -1243,6 +1243,24 @@ def test_trace_show_of_a_tools_call_trace_says_it_is_a_catalog_call(tmp_path: Pa
     assert end == "end: completed"
 
 
+def test_trace_show_of_a_python_catalog_call_names_no_command_it_was_not_made_by(
+        tmp_path: Path) -> None:
+    """`catalog.call(…, trace=…)` from a program: its timeline said "catalog call of
+    :ehr.assign_queue (horismos tools call)", as a served call's did, though no command made
+    it (the header records the process, and no lane for a Python program)."""
+    from horismos import Agent, World
+
+    agent = Agent.from_files(*TRIAGE, tools={
+        "ehr_client.assign_queue": lambda patient, queue: {"queueRef": "Q-URGENT-1"}})
+    world = World.from_files(WORLD[1])
+    result = agent.catalog.call("ehr.assign_queue", {"patient": ":patient42", "queue": ":urgent"},
+                                world, trace=str(tmp_path / "call.jsonl"))
+    assert result.status == "completed", result.receipt()
+    shown = horismos("trace", "show", "call.jsonl", *TRIAGE, cwd=tmp_path)
+    assert shown.stdout.startswith(
+        "catalog call of :ehr.assign_queue (catalog.call from Python), recorded "), shown.stdout
+
+
 def test_an_option_holding_text_no_iri_is_says_which_and_why(tmp_path: Path) -> None:
     """`--focus '<not an iri>'` printed rdflib's warning line, then "rdflib.term.URIRef('not
     an iri') cannot be stored: Invalid IRI code point ' '" from the store."""
