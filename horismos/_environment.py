@@ -16,6 +16,7 @@ from typing import Any
 from . import _attempt
 from ._bindings import Binding
 from ._model import ProposalStep, Tool
+from ._model_clients import ModelClients
 from ._outcomes import encode, outcome_of
 from ._proposal import RankRequest, Reply, ask
 
@@ -118,9 +119,10 @@ class Environment:
         (other processes decide it), recorded as ``holders``: a replay hands it back."""
         return self.note("holders", await read())
 
-    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply:
-        """Ask the step's model to rank the candidates; replay hands back the recorded reply."""
-        reply = await ask(request)
+    async def _rank(self, step: ProposalStep, request: RankRequest, clients: ModelClients) -> Reply:
+        """Ask the step's model to rank the candidates, through the run's ``clients``; replay
+        hands back the recorded reply."""
+        reply = await ask(request, clients)
         self.note("rankings", reply.to_json())
         return reply
 

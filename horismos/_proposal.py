@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rdflib import RDF, RDFS, XSD, BNode, Literal, URIRef
 from rdflib.term import Node
@@ -46,12 +46,16 @@ from ._bindings.reach import Hosts
 from ._definitions import Definitions
 from ._errors import NotSent, RunError, Unreachable, UsageError
 from ._model import ActionStep, ProposalStep
+from ._model_clients import ModelClients
 from ._records import InstanceRun, StepRecord
 from ._redact import redact_url
 from ._stored_instances import short_id
 from ._stores import Store
 from ._unreachable import tls_refused, why_unreachable
 from ._vocab import HORIS, PROV
+
+if TYPE_CHECKING:  # imported when a model is asked (ask), not on every command's import
+    import httpx
 
 __all__ = [
     "Candidate",
@@ -204,12 +208,20 @@ class Unusable(Exception):
 # -- asking a model -----------------------------------------------------------------------
 
 
-async def ask(request: RankRequest) -> Reply:
-    """Ask the request's provider, within its timeout; never raises."""
+async def ask(request: RankRequest, clients: ModelClients | None = None) -> Reply:
+    """Ask the request's provider, within its timeout; never raises. ``clients``: the run's
+    (:mod:`._model_clients`), whose client of the endpoint is made, if it must be, before the
+    timeout starts; without them, one for this ask alone."""
+    if clients is None:
+        clients = ModelClients()
+        try:
+            return await ask(request, clients)
+        finally:
+            await clients.aclose()
     import httpx  # here, not on every command's import (~50 ms): only a ranking asks
 
     try:
-        complete = _provider(request)
+        complete = _provider(request, clients)
     except _Unavailable as e:
         return Reply(unavailable=str(e))
     # the request marks when it leaves (_post): a timeout before then is one while its
@@ -338,7 +350,9 @@ def unkeyed(model: str, base: str) -> str | None:
     return None
 
 
-def _provider(request: RankRequest) -> Any:
+def _provider(request: RankRequest, clients: ModelClients) -> Any:
+    """How to ask ``request``'s model: a coroutine function of the request, its endpoint's
+    client made already (outside the step's timeout)."""
     provider = request.provider
     if provider == "lexical":
         return _lexical
@@ -351,10 +365,12 @@ def _provider(request: RankRequest) -> Any:
         raise _Unavailable(why)  # the words validate and run's start give (unkeyed)
     if provider == "anthropic" and base is not None:
         key = os.environ.get("ANTHROPIC_API_KEY")
-        return lambda r: _anthropic(r, base, key)
+        client = clients.client(base)
+        return lambda r: _anthropic(r, client, base, key)
     if provider == "openai" and base is not None:
         key = os.environ.get("OPENAI_API_KEY")
-        return lambda r: _openai(r, base, key)
+        client = clients.client(base)
+        return lambda r: _openai(r, client, base, key)
     raise _Unavailable(
         f'horis:model "{request.model}": unknown provider {provider!r}; write '
         '"lexical:bm25", "anthropic:MODEL" or "openai:MODEL"'
@@ -362,6 +378,7 @@ def _provider(request: RankRequest) -> Any:
 
 
 async def _post(
+    client: httpx.AsyncClient,
     url: str,
     headers: dict[str, str],
     body: dict[str, Any],
@@ -369,12 +386,9 @@ async def _post(
     provider: str = "",
     base: str = "",
 ) -> Any:
-    import httpx
-
-    async with httpx.AsyncClient(timeout=timeout) as client:
-        response = await client.post(
-            url, headers=headers, json=body, extensions={"trace": httpx_trace}
-        )
+    response = await client.post(
+        url, headers=headers, json=body, timeout=timeout, extensions={"trace": httpx_trace}
+    )
     status = response.status_code
     if status in _MISCONFIGURED:
         raise _Misconfigured(
@@ -392,11 +406,14 @@ async def _post(
         ) from None
 
 
-async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
+async def _anthropic(
+    request: RankRequest, client: httpx.AsyncClient, base: str, key: str | None
+) -> str:
     headers = {"anthropic-version": "2023-06-01"}
     if key:
         headers["x-api-key"] = key
     data = await _post(
+        client,
         f"{base}/v1/messages",
         headers,
         {
@@ -416,9 +433,12 @@ async def _anthropic(request: RankRequest, base: str, key: str | None) -> str:
         raise _CallFailed(f"the Messages API answer has no text content ({e!r})") from None
 
 
-async def _openai(request: RankRequest, base: str, key: str | None) -> str:
+async def _openai(
+    request: RankRequest, client: httpx.AsyncClient, base: str, key: str | None
+) -> str:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     data = await _post(
+        client,
         f"{base}/chat/completions",
         headers,
         {
@@ -599,7 +619,9 @@ class Ranker(Protocol):
 
     def now(self) -> dt.datetime: ...
     def new_id(self) -> str: ...
-    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply: ...
+    async def _rank(
+        self, step: ProposalStep, request: RankRequest, clients: ModelClients
+    ) -> Reply: ...
 
 
 class ProposalContext(Protocol):
@@ -614,6 +636,8 @@ class ProposalContext(Protocol):
     def env(self) -> Ranker: ...
     @property
     def blocks_unreached(self) -> bool: ...
+    @property
+    def models(self) -> ModelClients: ...
 
 
 async def propose(
@@ -665,7 +689,7 @@ async def propose(
         tuple(kept),
         step.timeout if step.timeout is not None else DEFAULT_TIMEOUT,
     )
-    reply = await runner.env._rank(step, request)
+    reply = await runner.env._rank(step, request, runner.models)
     if reply.unavailable is not None:
         return fail(reply.unavailable)
     if (

@@ -51,6 +51,7 @@ from ._errors import (
 from ._event_shape import reading
 from ._loop import not_in_running_loop
 from ._model import ProposalStep, Tool
+from ._model_clients import ModelClients
 from ._outcomes import play
 from ._policy import DEFAULT_ALLOW, Policy, side_effect
 from ._process_identity import recorded_ran_by
@@ -427,7 +428,7 @@ class ReplayEnvironment(Environment):
         """Who held the step's doubt nodes, as recorded: other processes decided it."""
         return self.note("holders", self.take("holders") or [])
 
-    async def _rank(self, step: ProposalStep, request: RankRequest) -> Reply:
+    async def _rank(self, step: ProposalStep, request: RankRequest, clients: ModelClients) -> Reply:
         entry = self.take("rankings")
         if entry is None:
             entry = {"error": "replay: the trace records no model reply for this proposal"}

@@ -264,6 +264,7 @@ class Runner(ActionSteps):
         )
 
     async def aclose(self) -> None:
+        await self.models.aclose()
         for b in self._bindings.values():
             await b.aclose()
         await self.mcp.aclose()

@@ -19,6 +19,7 @@ from ._definitions import Definitions
 from ._environment import Environment
 from ._gate import Gate
 from ._model import McpServer
+from ._model_clients import ModelClients
 from ._policy import Policy
 from ._prechecks import Prechecks
 from ._process_identity import RanBy, ran_by, started_by_terms
@@ -77,6 +78,7 @@ class RunnerState:
         self.env = env
         self._bindings: dict[URIRef, Binding] = {}
         self.mcp = McpSessions.for_definitions(defs, mcp_servers)  # one session a server a run
+        self.models = ModelClients()  # one HTTP client a ranking model's endpoint a run
         # per instance while it is driven, dropped when it stops: a batch stays flat in memory
         self._pending: dict[URIRef, list[tuple]] = {}
         self._dropped: dict[URIRef, list[tuple]] = {}  # projections an adapter commit replaces

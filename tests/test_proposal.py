@@ -308,6 +308,24 @@ def test_a_model_ranking_decides_the_choice(tmp_path, monkeypatch, provider) -> 
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_model_asks_of_one_run_share_one_connection(tmp_path, monkeypatch, provider) -> None:
+    # Each ask built an HTTP client of its own (a TLS context read from the CA bundle, ~27 ms
+    # of CPU) and opened a new connection, inside the step's horis:timeout: a short timeout
+    # could run out before the request left, said as "no connection was made" of a healthy
+    # server. A run's asks of one endpoint now go through one client, kept for the run.
+    with LlmServer(repeat=answer([T.central, T.beach], 0.9), key="test-key") as server:
+        model = configure(monkeypatch, provider, server)
+        agent, _ = setup(tmp_path, proposal(model))
+        (tmp_path / "world.ttl").write_text(
+            WORLD + ':req2 a :Request ; rdfs:comment "A lively bar." ; :city :porto .\n')
+        world = World.from_files(tmp_path / "world.ttl")
+        run = agent.run(world, ":Trip", all=True)
+        assert [i.status for i in run.instances] == ["completed", "completed"]
+        assert len(server.requests) == 2
+        assert server.connections == 1  # the second ask opened none
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize(("behaviour", "outcome"), [
     ({"text": "Sure! The central hotel is best."}, "malformed"),
     ({"text": json.dumps({"ranking": [str(T.faraway), str(T.beach)], "confidence": 0.95})},

@@ -14,15 +14,20 @@ and ``-``, at most 64): another is answered 400, as the real API answers it.
 
 ``POST /v1/messages`` speaks Anthropic (``x-api-key`` and ``anthropic-version`` required when
 the server has a key), ``POST /v1/chat/completions`` speaks OpenAI (``Authorization: Bearer``).
-Every request is kept in :attr:`LlmServer.requests` with its path, headers and JSON body.
+Every request is kept in :attr:`LlmServer.requests` with its path, headers and JSON body, and
+every connection accepted is counted in :attr:`LlmServer.connections`: it speaks HTTP/1.1 and
+keeps a connection open for the next request, as a real endpoint does (closed when the server
+is, so a server stopped answers nothing more on it).
 
 Run it on its own with ``python tests/servers/llm_server.py TEXT`` to answer TEXT forever.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 import sys
 import threading
 from collections.abc import Iterable
@@ -49,6 +54,8 @@ class LlmServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # a connection kept open for the next request
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -61,14 +68,18 @@ class LlmServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._http.daemon_threads = True
+        self._http = _Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self._http.server_address[:2]
         return f"http://{host}:{port}"
+
+    @property
+    def connections(self) -> int:
+        """How many connections the server has accepted."""
+        return self._http.accepted
 
     def __enter__(self) -> LlmServer:
         self._thread.start()
@@ -81,6 +92,7 @@ class LlmServer:
         self._release.set()
         self._http.shutdown()
         self._http.server_close()
+        self._http.drop_open()
 
     def _next(self) -> dict[str, Any]:
         with self._lock:
@@ -155,6 +167,36 @@ class LlmServer:
                              "pattern. Expected a string that matches the pattern "
                              "'^[a-zA-Z0-9_-]{1,64}$'.")
         return None
+
+
+class _Server(ThreadingHTTPServer):
+    """Counts the connections it accepts, and keeps the open ones to close with the server."""
+
+    daemon_threads = True
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.accepted = 0
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            self.accepted += 1
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def drop_open(self) -> None:
+        with self._lock:
+            open_now, self._open = list(self._open), set()
+        for s in open_now:
+            with contextlib.suppress(OSError):  # closed by its client already
+                s.shutdown(socket.SHUT_RDWR)
 
 
 def _send(h: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
