@@ -312,12 +312,21 @@ class AdapterCommit:
 
     async def _send(self, request: Request) -> list[Receipt]:
         method, url, body, headers = request.http(self.adapter.base_url)
+        loop = asyncio.get_running_loop()
+
+        async def send() -> dict[str, Any]:
+            # the client is made before the deadline starts: the first commit of a process
+            # loads it (FhirClient.opened), which the deadline counted as the request's time;
+            # a short horis:timeout ran out before the request left, said as no connection
+            # made to a healthy server. (Only a live run sends: a replay makes no client.)
+            client = self.client.opened()
+            deadline.reschedule(loop.time() + self.tool.timeout * 2)
+            return await self.client.send(method, url, body, headers, client)
+
         with Attempt() as attempt:
             try:
-                response = await asyncio.wait_for(
-                    self.host.remote(lambda: self.client.send(method, url, body, headers)),
-                    self.tool.timeout * 2,
-                )
+                async with asyncio.timeout(None) as deadline:
+                    response = await self.host.remote(send)
             except NotSent as e:
                 return self._unsent(request, e)
             except ResultTooLarge as e:  # it was accepted: what it did is not known here

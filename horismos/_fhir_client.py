@@ -15,6 +15,7 @@ import json
 import os
 import ssl
 from collections.abc import Mapping
+from contextlib import suppress
 from functools import cache
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -209,20 +210,38 @@ class FhirClient:
 
     # -- one commit -----------------------------------------------------------------------
 
+    def opened(self) -> httpx.AsyncClient:
+        """A client for one commit, on a connection of its own (a commit is never sent on a
+        kept one, where a reply meant for another request may wait: :mod:`._bindings.http`).
+        Made before the commit's deadline starts (:class:`~._adapter_step.AdapterCommit`): the
+        first of a process imports httpx, httpcore and the asynchronous network backend and
+        reads the CA bundle, ~0.15 s of CPU (0.3-0.5 s on a busy host), which the deadline
+        counted as the request's own time."""
+        import httpx
+
+        _network_backend()
+        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, verify=_tls())
+
     async def send(
-        self, method: str, url: str, body: Mapping[str, Any], headers: Mapping[str, str]
+        self,
+        method: str,
+        url: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        client: httpx.AsyncClient | None = None,
     ) -> dict[str, Any]:
-        """Send one commit; its answer as ``{status, etag, location, body}`` whatever the
+        """Send one commit through ``client`` (from :meth:`opened`; closed here), or one made
+        now; its answer as ``{status, etag, location, body}`` whatever the
         status (a 412 is an answer, not an error), and a 503's ``text``. Raises
         :class:`NotSent` when the request never left (:class:`Unreachable` when its
         connection was refused or never made: a later try may reach it), and lets a timeout
         through for the caller to judge."""
         import httpx
 
-        sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
-        async with httpx.AsyncClient(
-            timeout=self.timeout, follow_redirects=False, verify=_tls()
-        ) as client:
+        if client is None:
+            client = self.opened()
+        async with client:
+            sent_headers = {**self.headers(), **headers, "Prefer": "return=representation"}
             try:
                 async with client.stream(
                     method,
@@ -283,6 +302,17 @@ def _origin(url: Any) -> tuple[str, str | None, int | None] | None:
     except ValueError:  # a port that is no number
         return None
     return parts.scheme.lower(), parts.hostname, port
+
+
+@cache
+def _network_backend() -> None:
+    """Import what httpx imports at its first asynchronous connection (httpcore's anyio
+    backend, anyio's asyncio one: ~25 ms), so that a commit's deadline does not count it.
+    Where their modules are named otherwise (another version), the first connection imports
+    them, as before."""
+    with suppress(ImportError):
+        import anyio._backends._asyncio  # noqa: F401
+        import httpcore._backends.anyio  # noqa: F401
 
 
 @cache

@@ -108,17 +108,18 @@ def ehr(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ehr]:
 
 
 def hydrated(
-    tmp_path: Path, ehr: Ehr, on_error: bool = False, quick: bool = False, store: str = "memory"
+    tmp_path: Path, ehr: Ehr, on_error: bool = False, quick: str | None = None,
+    store: str = "memory",
 ) -> tuple[Agent, World]:
-    """``quick``: the tool's timeout is 100 ms, its decision made on the loop's thread (judged
-    of the function alone, no thread woken)."""
+    """``quick``: the tool's timeout (``"100ms"``), its decision made on the loop's thread
+    (judged of the function alone, no thread woken)."""
     defs = DEFS.format(
         base=ehr.fhir.base,
         token_var=TOKEN_VAR,
         on_error="; horis:onError :Settle" if on_error else "",
     )
     if quick:
-        defs = defs.replace('horis:timeout "2s"', 'horis:timeout "100ms" ; horis:inline true')
+        defs = defs.replace('horis:timeout "2s"', f'horis:timeout "{quick}" ; horis:inline true')
     path = tmp_path / "pharmacy.ttl"
     path.write_text(defs)
     agent = Agent.from_files(path, tools={"complete": complete})
@@ -167,13 +168,14 @@ def test_a_commit_whose_connection_is_never_made_blocks_in_a_process_of_its_own(
     tmp_path: Path, ehr: Ehr
 ) -> None:
     # A host that drops what is sent to it, and `horismos run` in a process of its own (one
-    # per event): its first commit spends more than horis:timeout of its deadline (twice that)
+    # per event): its first commit spent more than horis:timeout of its deadline (twice that)
     # loading the HTTP client, so the deadline came before httpx's own connect timeout, while
     # the connection was still being made, and the step failed for good, "was not sent"; in
     # a process that had committed before, httpx's came first, and the same outage was
-    # blocked. Nothing was sent either way.
+    # blocked. Nothing was sent either way. (The client is now made before the deadline
+    # starts: whichever comes first, the step is blocked.)
     store = tmp_path / "store"
-    _, world = hydrated(tmp_path, ehr, quick=True, store=f"oxigraph:{store}")
+    _, world = hydrated(tmp_path, ehr, quick="100ms", store=f"oxigraph:{store}")
     world.close()
     (tmp_path / "complete.py").write_text(
         "def complete(request):\n    return {**request, 'status': 'completed'}\n"
@@ -192,3 +194,27 @@ def test_a_commit_whose_connection_is_never_made_blocks_in_a_process_of_its_own(
     assert listed.status == "blocked" and listed.error_kind == "not_sent"  # resumed later
     world.close()
     assert ehr.fhir.writes() == []
+
+
+def test_the_first_commit_of_a_process_of_its_own_is_not_timed_loading_the_client(
+    tmp_path: Path, ehr: Ehr
+) -> None:
+    # `horismos run` in a process of its own, a short horis:timeout, a healthy server: the
+    # first commit of a process loaded the HTTP client (httpx, httpcore, the CA bundle: ~0.15 s
+    # of CPU) within its deadline (twice horis:timeout, 100 ms here), which ran out before the
+    # request left; the step was blocked, "no connection was made", and nothing was sent.
+    # The client is made before the deadline starts, so the deadline times the request.
+    store = tmp_path / "store"
+    _, world = hydrated(tmp_path, ehr, quick="50ms", store=f"oxigraph:{store}")
+    world.close()
+    (tmp_path / "complete.py").write_text(
+        "def complete(request):\n    return {**request, 'status': 'completed'}\n"
+    )
+    ran = horismos_forked(
+        tmp_path, "run", "pharmacy.ttl", "--store", "oxigraph:store", "--workflow",
+        ":Complete", "--focus", f"<{patient(ehr)}>", "--tools", "complete.py",
+        "--allow", ",".join(ALLOW), "--allow-host", "127.0.0.1", timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ehr.fhir.writes() == [("PUT", "/MedicationRequest/mr1")]
+    assert ehr.fhir.current("MedicationRequest", "mr1")["status"] == "completed"
