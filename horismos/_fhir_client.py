@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 from collections.abc import Mapping
 from contextlib import suppress
 from functools import cache
@@ -28,6 +27,7 @@ from ._bindings.reach import Hosts
 from ._errors import NotSent, ResultTooLarge, ToolError, Unreachable
 from ._model import Adapter
 from ._redact import redact_text, url_credentials
+from ._tls import verifying_context
 from ._unreachable import tls_refused, why_unreachable
 
 if TYPE_CHECKING:  # imported where a request is made, not on every command's import
@@ -171,7 +171,10 @@ class FhirClient:
         import httpx
 
         return httpx.Client(
-            timeout=self.timeout, follow_redirects=False, verify=_tls(), headers=self.headers()
+            timeout=self.timeout,
+            follow_redirects=False,
+            verify=verifying_context(),
+            headers=self.headers(),
         )
 
     def _get(self, client: httpx.Client, url: str) -> tuple[Any, str | None]:
@@ -220,7 +223,9 @@ class FhirClient:
         import httpx
 
         _network_backend()
-        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, verify=_tls())
+        return httpx.AsyncClient(
+            timeout=self.timeout, follow_redirects=False, verify=verifying_context()
+        )
 
     async def send(
         self,
@@ -313,13 +318,6 @@ def _network_backend() -> None:
     with suppress(ImportError):
         import anyio._backends._asyncio  # noqa: F401
         import httpcore._backends.anyio  # noqa: F401
-
-
-@cache
-def _tls() -> ssl.SSLContext:
-    """One verifying TLS context for the process: building one reads the CA bundle, which
-    took ~250 ms a commit when each commit built its own."""
-    return ssl.create_default_context()
 
 
 def _text(body: bytes, limit: int = 200) -> str:

@@ -10,14 +10,14 @@ and a short timeout could run out before the request left, said as "no connectio
 of a healthy server. Now a run's asks of one endpoint share one client, whose kept-alive
 connection the next ask reuses (a ranking is a read, safe to send on a kept connection, as an
 idempotent tool's call is: :mod:`._bindings.http`), and the TLS context is built once a
-process, as httpx builds it (certifi's CA bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``).
+process (:mod:`._tls`).
 """
 
 from __future__ import annotations
 
-import os
-import ssl
 from typing import TYPE_CHECKING
+
+from ._tls import verifying_context
 
 if TYPE_CHECKING:  # imported when a model is asked, not on every command's import (~50 ms)
     import httpx
@@ -39,26 +39,10 @@ class ModelClients:
         if client is None:
             import httpx
 
-            client = self._clients[base] = httpx.AsyncClient(verify=_tls())
+            client = self._clients[base] = httpx.AsyncClient(verify=verifying_context())
         return client
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}
         for client in clients.values():
             await client.aclose()
-
-
-_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
-
-
-def _tls() -> ssl.SSLContext:
-    """httpx's verifying context (``httpx.create_ssl_context()``), built once a process for each
-    ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` it is asked under: the same servers are trusted as
-    when every ask built its own."""
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    context = _CONTEXTS.get(key)
-    if context is None:
-        import httpx
-
-        context = _CONTEXTS[key] = httpx.create_ssl_context()
-    return context

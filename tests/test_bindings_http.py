@@ -345,6 +345,8 @@ def test_a_connection_still_being_made_at_the_timeout_was_not_sent(tmp_path) -> 
 @pytest.fixture(scope="module")
 def https_server(server, tmp_path_factory) -> Iterator[str]:
     """The same answers over TLS with a self-signed certificate no client trusts."""
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -356,7 +358,10 @@ def https_server(server, tmp_path_factory) -> Iterator[str]:
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256()))
     folder = tmp_path_factory.mktemp("tls")
     (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     (folder / "key.pem").write_bytes(key.private_bytes(
@@ -369,6 +374,32 @@ def https_server(server, tmp_path_factory) -> Iterator[str]:
     yield base.replace("http://", "https://")
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def https_cert(https_server, tmp_path_factory) -> Path:
+    """The self-signed certificate ``https_server`` presents (written by its fixture)."""
+    return next(tmp_path_factory.getbasetemp().glob("tls*/cert.pem"))
+
+
+def test_a_certificate_the_process_is_told_to_trust_is_trusted_after_one_it_was_not(
+    https_server, https_cert, tmp_path, monkeypatch
+) -> None:
+    """Every HTTPS client verifies with one context a process (horismos/_tls.py), built once
+    for each SSL_CERT_FILE: a process refused the server, then given its certificate by the
+    variable, trusts it (a context kept whatever the variable said would refuse it still)."""
+    defs = tool("t.good", f"{https_server}/good") + workflow("A") + step("A", "t.good")
+    agent, world = load(tmp_path, defs)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    refused = agent.run(world, focus=EX.p1)
+    assert "CERTIFICATE_VERIFY_FAILED" in str(refused.error)
+    monkeypatch.setenv("SSL_CERT_FILE", str(https_cert))
+    trusted = agent.run(world, focus=EX.p2)
+    assert trusted.status == "completed", trusted.error
+    monkeypatch.delenv("SSL_CERT_FILE")
+    again = agent.run(world, focus=EX.p1)
+    assert "CERTIFICATE_VERIFY_FAILED" in str(again.error)
 
 
 def test_tls_certificates_are_verified(https_server, tmp_path) -> None:

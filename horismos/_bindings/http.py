@@ -37,6 +37,7 @@ from .. import _attempt
 from .._errors import NotSent, ToolError, ToolTimeout, Unreachable, UnreadableAnswer
 from .._model import Tool
 from .._redact import redact_text, redact_url, url_credentials
+from .._tls import verifying_context
 from .._unreachable import tls_refused
 from .base import Binding
 from .gateways import gateway_said, no_answer
@@ -104,7 +105,7 @@ class HttpBinding(Binding):
             self._client = httpx.AsyncClient(
                 timeout=self.tool.timeout,
                 follow_redirects=False,
-                verify=True,
+                verify=verifying_context(),
                 # httpx's own limits, but none kept alive for a tool that acts (module doc)
                 limits=httpx.Limits(
                     max_connections=100,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
+from .._tls import verifying_context
 from .._unreachable import why_unreachable
 
 __all__ = ["Connection", "HttpError", "Response"]
@@ -143,7 +144,7 @@ class Connection:
         try:
             sock = socket.create_connection((self._host, self._port), timeout=CONNECT_TIMEOUT)
             if self._tls:
-                sock = _tls_context().wrap_socket(sock, server_hostname=self._host)
+                sock = verifying_context().wrap_socket(sock, server_hostname=self._host)
         except OSError as e:
             raise HttpError(why_unreachable(e)) from None
         sock.settimeout(TIMEOUT)
@@ -222,17 +223,3 @@ def _readable(sock: socket.socket) -> bool:
     poll = select.poll()  # not select.select: it fails on descriptors above 1023
     poll.register(sock, select.POLLIN)
     return bool(poll.poll(0))
-
-
-_context: ssl.SSLContext | None = None
-
-
-def _tls_context() -> ssl.SSLContext:
-    """httpx's context (certifi's CA bundle, ``SSL_CERT_FILE``), built once: the same servers
-    are trusted as before."""
-    global _context
-    if _context is None:
-        import httpx
-
-        _context = httpx.create_ssl_context()
-    return _context
