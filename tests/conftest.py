@@ -18,8 +18,10 @@ import forked
 import pytest
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer, ServerPool
+from pharmacy_ehr import PATIENT, TOKEN, TOKEN_VAR, medication_request
 from rdflib import Namespace
 from redis_server import RedisServer
+from servers.fhir_server import FhirServer, serve_fhir
 
 import horismos
 from horismos import Agent, Run, World
@@ -208,3 +210,16 @@ def broker(tmp_path: Path) -> Iterator[RedisServer]:
     r = RedisServer(tmp_path / "redis")
     yield r
     r.stop()
+
+
+@pytest.fixture
+def fhir(monkeypatch: pytest.MonkeyPatch) -> Iterator[FhirServer]:
+    """The pharmacy's system of record (pharmacy_ehr.py): a loopback FHIR server of the test's
+    own, asking for the token the environment holds, with patient p1 and its active request
+    mr1. In-process and started in milliseconds: each test has its own, faults and log."""
+    with serve_fhir() as server:
+        server.token = TOKEN
+        monkeypatch.setenv(TOKEN_VAR, TOKEN)
+        server.put(PATIENT)
+        server.put(medication_request("mr1"))
+        yield server

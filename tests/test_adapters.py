@@ -12,12 +12,12 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from forked import horismos_forked
+from pharmacy_ehr import ALLOW, EHR, TOKEN_VAR, complete, medication_request
 from rdflib import Literal, URIRef
 from servers.fhir_server import FhirServer, serve_fhir
 
@@ -40,19 +40,7 @@ from horismos import (
 from horismos._policy import side_effect
 
 FHIR = "http://hl7.org/fhir/"
-TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
-
-DEFS = """\
-@prefix :      <http://example.org/pharmacy#> .
-@prefix fhir:  <http://hl7.org/fhir/> .
-@prefix horis: <https://w3id.org/horismos#> .
-
-:ehr a horis:Adapter ;
-    horis:baseUrl "{base}" ;
-    horis:tokenFromEnv "{token_var}" ;
-    horis:grantedScope {granted} ;
-    horis:mapping horis:FhirJsonLd .
-
+DEFS = EHR + """
 :t.dispense a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
     horis:adapter :ehr ;
@@ -78,7 +66,6 @@ DEFS = """\
 """
 
 BOTH = '"patient/MedicationRequest.write", "patient/MedicationDispense.write"'
-ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")  # an adapter tool commits externally
 
 
 def dispense(request: dict[str, Any]) -> dict[str, Any]:
@@ -91,24 +78,14 @@ def dispense(request: dict[str, Any]) -> dict[str, Any]:
             "entry": [{"resource": done}, {"resource": record}]}
 
 
-def complete(request: dict[str, Any]) -> dict[str, Any]:
-    """Decide: the request is completed (one conditional update)."""
-    return {**request, "status": "completed"}
-
-
 TOOLS = {"dispense": dispense, "complete": complete}
 
 
 @pytest.fixture
-def fhir(monkeypatch: pytest.MonkeyPatch) -> Iterator[FhirServer]:
-    with serve_fhir() as server:
-        server.token = "s3cret-token"
-        monkeypatch.setenv(TOKEN_VAR, server.token)
-        server.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
-        for rid in ("mr1", "mr2"):
-            server.put({"resourceType": "MedicationRequest", "id": rid, "status": "active",
-                        "intent": "order", "subject": {"reference": "Patient/p1"}})
-        yield server
+def fhir(fhir: FhirServer) -> FhirServer:
+    """conftest.py's, the patient holding a second active request."""
+    fhir.put(medication_request("mr2"))
+    return fhir
 
 
 def agent_for(tmp_path: Path, server: FhirServer, *, binding: str = "dispense",

@@ -21,13 +21,14 @@ hydration (after its remote read; between its read of the stored projection and 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pharmacy_ehr import ALLOW, complete, completing
 from rdflib import URIRef
-from servers.fhir_server import FhirServer, serve_fhir
+from servers.fhir_server import FhirServer
 
 import horismos._adapter_step as adapter_module
 import horismos._hydrate as hydrate_module
@@ -36,60 +37,10 @@ from horismos._fhir import projection_graph
 from horismos._fhir_client import FhirClient
 
 FHIR = "http://hl7.org/fhir/"
-TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
-ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")
-
-DEFS = """\
-@prefix :      <http://example.org/pharmacy#> .
-@prefix fhir:  <http://hl7.org/fhir/> .
-@prefix horis: <https://w3id.org/horismos#> .
-
-:ehr a horis:Adapter ;
-    horis:baseUrl "{base}" ;
-    horis:tokenFromEnv "{token_var}" ;
-    horis:grantedScope "patient/MedicationRequest.write" ;
-    horis:mapping horis:FhirJsonLd .
-
-:t.complete a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
-    horis:adapter :ehr ;
-    horis:commitScope "patient/MedicationRequest.write" ;
-    horis:binding "python:complete" ;
-    horis:timeout "5s" .
-
-:Complete a horis:Workflow ;
-    horis:focusType fhir:Patient ;
-    horis:start :CompleteStep .
-
-:CompleteStep a horis:ActionStep ;
-    horis:tool :t.complete ;
-    horis:requires \"\"\"?request a fhir:MedicationRequest ; fhir:status "active" ;
-                         fhir:subject [ fhir:reference ?this ] .\"\"\" .
-"""
-
-
-def complete(request: dict[str, Any]) -> dict[str, Any]:
-    return {**request, "status": "completed"}
-
-
-@pytest.fixture
-def fhir(monkeypatch: pytest.MonkeyPatch) -> Iterator[FhirServer]:
-    with serve_fhir() as server:
-        server.token = "s3cret-token"
-        monkeypatch.setenv(TOKEN_VAR, server.token)
-        server.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
-        server.put({"resourceType": "MedicationRequest", "id": "mr1", "status": "active",
-                    "intent": "order", "subject": {"reference": "Patient/p1"}})
-        yield server
 
 
 def setup(tmp_path: Path, fhir: FhirServer) -> tuple[Agent, World]:
-    path = tmp_path / "pharmacy.ttl"
-    path.write_text(DEFS.format(base=fhir.base, token_var=TOKEN_VAR))
-    agent = Agent.from_files(path, tools={"complete": complete})
-    world = World.open("memory")
-    agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
-    return agent, world
+    return completing(tmp_path, fhir, timeout="5s")
 
 
 def projected(world: World, fhir: FhirServer, ref: str, predicate: URIRef) -> list[str]:

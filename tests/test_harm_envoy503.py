@@ -26,14 +26,8 @@ from typing import Any
 
 import pytest
 from listening import free_port, wait_listening
+from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
-from test_harm_fhir_answer import DEFS as FHIR_DEFS
-from test_harm_fhir_answer import (  # noqa: F401 (fhir: a fixture)
-    TOKEN_VAR,
-    fhir,
-    posts,
-    record,
-)
 from test_harm_gateway import DEFS, MCP_DEFS, MCP_SERVER, WORLD
 
 from horismos import Agent, OutcomeUnknown, ToolError, World
@@ -251,21 +245,16 @@ def test_an_mcp_servers_503_never_passed_on_is_still_a_refusal(
     (RESET + b"connection failure", False),
 ], ids=["reset", "retried", "no-healthy-upstream", "connection-failure"])
 def test_an_adapters_create_whose_connection_envoy_saw_reset_is_not_made_again(
-    tmp_path: Path, fhir: FhirServer, said: bytes, unknown: bool  # noqa: F811
+    tmp_path: Path, fhir: FhirServer, said: bytes, unknown: bool
 ) -> None:
-    path = tmp_path / "pharmacy.ttl"
-    path.write_text(FHIR_DEFS.format(base=fhir.base, token_var=TOKEN_VAR), encoding="utf-8")
-    agent = Agent.from_files(path, tools={"record": record})
-    world = World.open("memory")
-    agent.hydrate(world, "ehr", ["Patient/p1"])
-    allow = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
+    agent, world = recording(tmp_path, fhir)
 
     fhir.gateway, fhir.gateway_said = 503, said
-    first = agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=allow)
+    first = agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=ALLOW)
     step = first.instances[0].steps[-1]
     assert posts(fhir) == 1
     fhir.gateway = None
-    agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=allow)
+    agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=ALLOW)
     if not unknown:  # nothing was passed on: a refusal, and the next run creates it
         assert [r["outcome"] for r in step.receipts] != ["unknown"], step.receipts
         assert posts(fhir) == 2

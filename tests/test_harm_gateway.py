@@ -23,15 +23,9 @@ from typing import Any
 
 import pytest
 from listening import free_port, wait_listening
+from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
 from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
-from test_harm_fhir_answer import DEFS as FHIR_DEFS
-from test_harm_fhir_answer import (  # noqa: F401 (fhir: a fixture)
-    TOKEN_VAR,
-    fhir,
-    posts,
-    record,
-)
 
 from horismos import Agent, OutcomeUnknown, ToolError, World
 
@@ -177,21 +171,16 @@ def test_an_mcp_server_behind_a_gateway_is_held_in_doubt(tmp_path: Path, status:
 
 @pytest.mark.parametrize("status", [502, 504])
 def test_an_adapters_create_answered_by_a_gateway_is_not_made_again(
-    tmp_path: Path, fhir: FhirServer, status: int  # noqa: F811
+    tmp_path: Path, fhir: FhirServer, status: int
 ) -> None:
-    path = tmp_path / "pharmacy.ttl"
-    path.write_text(FHIR_DEFS.format(base=fhir.base, token_var=TOKEN_VAR), encoding="utf-8")
-    agent = Agent.from_files(path, tools={"record": record})
-    world = World.open("memory")
-    agent.hydrate(world, "ehr", ["Patient/p1"])
-    allow = ["ReadOnly", "HostStateWrite", "ExternalCommit"]
+    agent, world = recording(tmp_path, fhir)
 
     fhir.gateway = status
-    first = agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=allow)
+    first = agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=ALLOW)
     step = first.instances[0].steps[-1]
     assert [r["outcome"] for r in step.receipts] == ["unknown"], step.receipts
     assert "a gateway's answer" in step.receipts[0]["message"], step.receipts
     assert posts(fhir) == 1
     fhir.gateway = None
-    agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=allow)
+    agent.run(world, focus=f"{fhir.base}/Patient/p1", allow=ALLOW)
     assert posts(fhir) == 1  # the dispense is not created twice

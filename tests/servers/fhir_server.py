@@ -13,7 +13,9 @@ on, as the specification words them:
   of a ``transaction`` Bundle (all or nothing: the first failing entry fails the whole
   request with its status and an OperationOutcome).
 
-For fault tests: :meth:`FhirServer.remote_update` is a concurrent update by another client,
+For fault tests: :meth:`FhirServer.stop` takes the server down (connections refused) and
+:meth:`FhirServer.start` brings it back on its port, its resources kept;
+:meth:`FhirServer.remote_update` is a concurrent update by another client,
 ``delay`` makes the server apply a write and then answer late (an unknown outcome for a client
 that times out), ``cut`` answer a write it applied with its status and half its body, then
 drop the connection (``"drop"``) or go silent for 5 s first (``"stall"``), ``gateway`` answer a
@@ -69,6 +71,8 @@ class FhirServer:
         self.lock = threading.Lock()
         self.base = ""
         self._next_id = 0
+        self._port = 0
+        self._serving: tuple[ThreadingHTTPServer, threading.Thread] | None = None
 
     # -- what tests call ------------------------------------------------------------------
 
@@ -88,6 +92,26 @@ class FhirServer:
 
     def writes(self) -> list[tuple[str, str]]:
         return [r for r in self.log if r[0] in ("PUT", "POST")]
+
+    def start(self) -> None:
+        """Listen on 127.0.0.1, in a thread: on a free port the first time, on the same port
+        after :meth:`stop` (a system of record down, then back, its resources kept)."""
+        httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler(self))
+        httpd.daemon_threads = True
+        self._port = httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self._port}/fhir"
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        self._serving = (httpd, thread)
+
+    def stop(self) -> None:
+        """Stop listening: a connection is refused from now on, nothing sent."""
+        if self._serving is not None:
+            httpd, thread = self._serving
+            self._serving = None
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join(5)
 
     # -- semantics ------------------------------------------------------------------------
 
@@ -274,17 +298,11 @@ def _handler(server: FhirServer) -> type[BaseHTTPRequestHandler]:
 def serve_fhir() -> Iterator[FhirServer]:
     """A running server on a free port of 127.0.0.1; ``server.base`` is its base URL."""
     fhir = FhirServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fhir))
-    httpd.daemon_threads = True
-    fhir.base = f"http://127.0.0.1:{httpd.server_address[1]}/fhir"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    fhir.start()
     try:
         yield fhir
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+        fhir.stop()
 
 
 def main() -> None:
