@@ -1,13 +1,16 @@
-"""Test servers started as subprocesses on 127.0.0.1: a free port, and the wait until the
-server accepts connections (or the clear error when it died or never listened)."""
+"""Test servers on 127.0.0.1: a free port, the wait until a server started as a subprocess
+accepts connections (or the clear error when it died or never listened), and an in-process
+one served from a thread that stops at once."""
 
 from __future__ import annotations
 
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,6 +36,20 @@ def dropping(port: int = 0) -> Iterator[int]:
         port = deaf.getsockname()[1]
         with socket.create_connection(("127.0.0.1", port)):  # the queue is full now
             yield port
+
+
+def serve_in_thread(server: socketserver.BaseServer) -> Callable[[], None]:
+    """Serve ``server`` (an HTTP server of the test's own, in-process) from a daemon thread;
+    what it returns stops it and closes its socket. Polled every 10 ms: at ``serve_forever``'s
+    default, 0.5 s, every stop waited up to that long, and tests stop one each."""
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                     daemon=True).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return stop
 
 
 def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:

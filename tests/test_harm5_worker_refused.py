@@ -15,7 +15,6 @@ and the line says the tool may have acted.
 from __future__ import annotations
 
 import http.client
-import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +24,7 @@ from urllib.parse import urlsplit
 import pytest
 from forked import horismos_forked
 from in_process import horismos_load
+from listening import serve_in_thread
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
@@ -103,12 +103,7 @@ class Proxy:
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.store = f"sparql:{self.url}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop = serve_in_thread(self.server)
 
 
 def _work(

@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import free_port, wait_listening
+from listening import free_port, serve_in_thread, wait_listening
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
 from test_harm_gateway import DEFS, MCP_DEFS, MCP_SERVER, WORLD
@@ -92,14 +91,10 @@ class Envoy:
         self.answer = answers[0]
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/charge"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.close = serve_in_thread(self.server)
 
     def charged(self) -> list[str]:
         return self.ledger.read_text(encoding="utf-8").split() if self.ledger.exists() else []
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import free_port, wait_listening
+from listening import free_port, serve_in_thread, wait_listening
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
 from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
@@ -70,11 +69,7 @@ class Gateway:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/charge"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.close = serve_in_thread(self.server)
 
 
 def _agent(tmp_path: Path, url: str, idempotent: bool = False, retries: int = 0) -> Agent:

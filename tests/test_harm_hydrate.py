@@ -9,7 +9,6 @@ Real HTTP servers on two loopback addresses: the system of record, and the host 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 from forked import horismos_forked
+from listening import serve_in_thread
 
 from horismos import Agent, ToolError, World
 
@@ -57,11 +57,7 @@ class _Server:
 
         self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.base = f"http://{host}:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.close = serve_in_thread(self.httpd)
 
 
 def _bundle(entries: list[dict[str, Any]], next_url: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from listening import serve_in_thread
 from rdflib import BNode, Literal, URIRef
 from rdflib.plugins.stores.memory import Memory
 
@@ -187,7 +188,7 @@ def test_load_and_service_are_refused_and_using_fetches_nothing(stores):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stop = serve_in_thread(server)
     url = f"http://127.0.0.1:{server.server_port}/g.ttl"
     memory, oxigraph = stores[0], stores[1]
     try:
@@ -203,8 +204,7 @@ def test_load_and_service_are_refused_and_using_fetches_nothing(stores):
         assert _held(memory) == before
         assert asked == []
     finally:
-        server.shutdown()
-        server.server_close()
+        stop()
 
 
 @pytest.mark.parametrize(

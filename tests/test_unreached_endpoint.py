@@ -10,14 +10,14 @@ its port.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from forked import horismos_forked
+from listening import serve_in_thread
 from rdflib import Namespace
 
 from horismos import Agent, Unreachable, UsageError, World
@@ -78,7 +78,7 @@ class Endpoint:
     def __init__(self) -> None:
         self.received: list[Any] = []
         self.status = 200
-        self._server: ThreadingHTTPServer | None = None
+        self._stop: Callable[[], None] | None = None
         self.start(0)
 
     @property
@@ -107,14 +107,12 @@ class Endpoint:
         server = ThreadingHTTPServer(("127.0.0.1", self.port if port is None else port), Handler)
         server.daemon_threads = True
         self.port = server.server_address[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._server = server
+        self._stop = serve_in_thread(server)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._stop is not None:
+            self._stop()
+            self._stop = None
 
 
 @pytest.fixture

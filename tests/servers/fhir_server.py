@@ -100,7 +100,9 @@ class FhirServer:
         httpd.daemon_threads = True
         self._port = httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self._port}/fhir"
-        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        # polled every 10 ms: a stop waited up to 0.5 s at serve_forever's default
+        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                                  daemon=True)
         thread.start()
         self._serving = (httpd, thread)
 

@@ -126,5 +126,7 @@ def serve() -> tuple[ThreadingHTTPServer, str, Received]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # polled every 10 ms: a shutdown waited up to 0.5 s at serve_forever's default
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                     daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}", received

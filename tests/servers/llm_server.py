@@ -69,7 +69,9 @@ class LlmServer:
                 pass
 
         self._http = _Server(("127.0.0.1", port), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        # polled every 10 ms: a close waited up to 0.5 s at serve_forever's default
+        self._thread = threading.Thread(target=self._http.serve_forever,
+                                        kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def url(self) -> str:
