@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from forked import horismos_forked
-from rdflib import Namespace, URIRef
+from rdflib import URIRef
 from servers.llm_server import LlmServer
+from trip_proposal import ASK_HUMAN, BOOK_TOOL, PREFIXES, T, answer, book, configure
 
 from horismos import Agent, AuthoringError, UsageError, World
 from horismos._proposal import Reply, Unusable, judge_reply, lexical_rank
@@ -26,16 +27,6 @@ from horismos._vocab import HORIS, PROV
 
 # an MCP stdio server the SDK starts is a zygote child (conftest.py's forked_popen)
 pytestmark = pytest.mark.usefixtures("forked_popen")
-
-T = Namespace("http://example.org/trip#")
-
-PREFIXES = """\
-@prefix :      <http://example.org/trip#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-"""
 
 # Three hotels in the request's city; the airport one is closed, so :Book's precondition drops
 # it before any model sees it. The Lisbon hotel is never a candidate.
@@ -52,28 +43,13 @@ WORLD = PREFIXES + """
 :faraway a :Hotel ; :city :lisbon ; :open true ; rdfs:label "Quiet beach hotel in Lisbon" .
 """
 
-TOOL = """
-:t.book a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
-                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
-    horis:effect [ horis:subject "request" ;
-                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
-    horis:binding "python:book" .
-
-:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
-
+TOOL = BOOK_TOOL + """
 :Book a horis:ActionStep ;
     horis:tool :t.book ;
     horis:requires "?option :open true ." ;
     horis:bind [ horis:arg "request" ; horis:var "this" ] ,
                [ horis:arg "hotel" ; horis:var "option" ] .
-
-:AskHuman a horis:WaitStep ;
-    horis:reason "Pick a hotel." ;
-    horis:wake horis:OperatorInput ;
-    horis:delivery horis:Final ;
-    horis:until "?this :booked ?h ." .
-"""
+""" + ASK_HUMAN
 
 
 def proposal(model: str = "lexical:bm25", *, confidence: str | None = "0.6",
@@ -93,10 +69,6 @@ def proposal(model: str = "lexical:bm25", *, confidence: str | None = "0.6",
         lines.append("    horis:fallback :AskHuman ;")
     lines.append(extra + " .")
     return PREFIXES + TOOL + "\n".join(lines) + "\n"
-
-
-def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
-    return {"booked": hotel}
 
 
 def setup(tmp_path: Path, definitions: str) -> tuple[Agent, World]:
@@ -267,21 +239,6 @@ def test_an_answer_in_a_code_fence_is_read() -> None:
 # -- the HTTP providers against a local server -----------------------------------------------
 
 PROVIDERS = ["anthropic", "openai"]
-
-
-def configure(monkeypatch: pytest.MonkeyPatch, provider: str, server: LlmServer) -> str:
-    if provider == "anthropic":
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        return "anthropic:claude-test"
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return "openai:local-model"
-
-
-def answer(ranking: list[URIRef], confidence: float) -> dict[str, str]:
-    return {"text": json.dumps({"ranking": [str(r) for r in ranking],
-                                "confidence": confidence})}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

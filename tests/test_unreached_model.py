@@ -8,33 +8,17 @@ fallback is still taken. A real scripted model server (tests/servers/llm_server.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from listening import dropping
-from rdflib import Namespace, URIRef
 from servers.llm_server import LlmServer
+from trip_proposal import ASK_HUMAN, BOOK_TOOL, PREFIXES, T, answer, book, configure
 
 from horismos import Agent, Unreachable, World
 from horismos._replay import replay
 
-T = Namespace("http://example.org/trip#")
-
-DEFS = """\
-@prefix :      <http://example.org/trip#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-
-:t.book a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
-                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
-    horis:effect [ horis:subject "request" ;
-                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
-    horis:binding "python:book" .
-
-:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
-
+DEFS = PREFIXES + BOOK_TOOL + """
 :Pick a horis:ProposalStep ;
     horis:candidates [ horis:query \"\"\"SELECT ?option WHERE {
         ?this :city ?c . ?option a :Hotel ; :city ?c }\"\"\" ] ;
@@ -48,38 +32,23 @@ DEFS = """\
     horis:tool :t.book ;
     horis:bind [ horis:arg "request" ; horis:var "this" ] ,
                [ horis:arg "hotel" ; horis:var "option" ] .
+""" + ASK_HUMAN
 
-:AskHuman a horis:WaitStep ;
-    horis:reason "Pick a hotel." ;
-    horis:wake horis:OperatorInput ;
-    horis:delivery horis:Final ;
-    horis:until "?this :booked ?h ." .
-"""
-
-WORLD = """\
-@prefix :      <http://example.org/trip#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+WORLD = PREFIXES + """
 :Request a owl:Class . :Hotel a owl:Class .
 :req1 a :Request ; rdfs:label "Ada's weekend" ; :city :porto .
 :beach a :Hotel ; :city :porto ; rdfs:label "Beach hotel" .
 :central a :Hotel ; :city :porto ; rdfs:label "Central hotel" .
 """
 
-CHOSEN = {"text": json.dumps({"ranking": [str(T.central), str(T.beach)], "confidence": 0.9})}
-
-
-def book(request: URIRef, hotel: URIRef) -> dict[str, object]:
-    return {"booked": hotel}
+CHOSEN = answer([T.central, T.beach], 0.9)
 
 
 def down_model(monkeypatch: pytest.MonkeyPatch) -> int:
     """The port of a model server stopped before the step runs; the environment points there."""
     with LlmServer() as gone:
-        port = int(gone.url.rsplit(":", 1)[1])
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return port
+        assert configure(monkeypatch, "openai", gone) == "openai:local-model"
+        return int(gone.url.rsplit(":", 1)[1])
 
 
 def setup(tmp_path: Path, fallback: bool, timeout: str = "5s") -> tuple[Agent, World]:

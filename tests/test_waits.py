@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from rdflib import Graph, Namespace, URIRef
+from trip_proposal import BOOK_TOOL
 
 from horismos import Agent, GateRejected, UsageError, World
 from horismos import _stored_instances as stored
@@ -630,14 +631,9 @@ CHOICE = (
     PREFIXES
     + """
 :Request a owl:Class . :Hotel a owl:Class .
-:t.book a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "request" ; horis:type :Request ] ;
-                  horis:arg [ horis:name "hotel" ; horis:type :Hotel ] ] ;
-    horis:effect [ horis:subject "request" ;
-                   horis:asserts [ horis:property :booked ; horis:type :Hotel ] ] ;
-    horis:binding "python:book" .
-
-:Trip a horis:Workflow ; horis:focusType :Request ; horis:start :Pick .
+"""
+    + BOOK_TOOL
+    + """
 :Pick a horis:ProposalStep ;
     horis:candidates [ horis:query "SELECT ?option WHERE { ?option a :Hotel }" ] ;
     horis:rankBy "quiet" ; horis:model "lexical:bm25" ; horis:as "hotel" ;
