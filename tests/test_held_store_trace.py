@@ -54,46 +54,54 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
-def test_a_run_refused_by_a_store_another_process_holds_writes_its_trace(
-    tmp_path: Path, kind: str
-) -> None:
+class Held:
+    """A process holding ``store``'s folder open (as a run, serve or worker does), until
+    :meth:`close`."""
+
+    def __init__(self, tmp_path: Path, kind: str) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                HOLD[kind] + "print('open', flush=True)\nsys.stdin.read()",
+                str(tmp_path / "st"),
+            ],
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None and self.process.stdout.readline() == "open\n"
+
+    def close(self) -> None:
+        self.process.communicate("")
+
+
+def _loaded(tmp_path: Path, kind: str) -> str:
     (tmp_path / "defs.ttl").write_text(DEFINITIONS)
     (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
     (tmp_path / "tools.py").write_text("def see(patient):\n    return {}\n")
     store = f"{kind}:{tmp_path / 'st'}"
     assert cli(tmp_path, "load", "world.ttl", "--store", store).returncode == 0
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            HOLD[kind] + "print('open', flush=True)\nsys.stdin.read()",
-            str(tmp_path / "st"),
-        ],
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    return store
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "journal"])
+def test_a_run_refused_by_a_store_another_process_holds_writes_its_trace(
+    tmp_path: Path, kind: str
+) -> None:
+    store = _loaded(tmp_path, kind)
+    held = Held(tmp_path, kind)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         refused = cli(
-            tmp_path,
-            "run",
-            "defs.ttl",
-            "--store",
-            store,
-            "--focus",
-            ":p1",
-            "--tools",
-            "tools.py",
-            "--trace",
-            "t.jsonl",
-        )
+            tmp_path, "run", "defs.ttl", "--store", store, "--focus", ":p1", "--tools",
+            "tools.py", "--trace", "t.jsonl",
+        )  # fmt: skip
         shown = cli(tmp_path, "trace", "show", "t.jsonl", "defs.ttl")
         replayed = cli(tmp_path, "replay", "t.jsonl", "defs.ttl")
     finally:
-        holder.communicate("")
+        held.close()
+    holder = held.process
 
     # refused as before, and now naming the process that holds the store
     assert refused.returncode == 2, refused.stderr
@@ -127,38 +135,6 @@ def test_a_run_refused_by_a_store_another_process_holds_writes_its_trace(
     )
     assert again.returncode == 0, again.stderr
     assert "this run's trace is" in again.stderr and (tmp_path / "t-2.jsonl").is_file()
-
-
-class Held:
-    """A process holding ``store``'s folder open (as a run, serve or worker does), until
-    :meth:`close`."""
-
-    def __init__(self, tmp_path: Path, kind: str) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                HOLD[kind] + "print('open', flush=True)\nsys.stdin.read()",
-                str(tmp_path / "st"),
-            ],
-            cwd=tmp_path,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None and self.process.stdout.readline() == "open\n"
-
-    def close(self) -> None:
-        self.process.communicate("")
-
-
-def _loaded(tmp_path: Path, kind: str) -> str:
-    (tmp_path / "defs.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":p1 a :Patient .\n")
-    (tmp_path / "tools.py").write_text("def see(patient):\n    return {}\n")
-    store = f"{kind}:{tmp_path / 'st'}"
-    assert cli(tmp_path, "load", "world.ttl", "--store", store).returncode == 0
-    return store
 
 
 def _refusal(path: Path, pid: int) -> tuple[dict, dict, dict]:
