@@ -105,44 +105,34 @@ import httpx
 
 from horismos._cli import main as horismos_main
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from shop_files import (  # the Turtle the tests of a charge made once share
+    CHARGE_GUARD,
+    CHARGE_TOOL,
+    GUARDED_PAY,
+    ORDER_TERMS,
+    TRANSFER_TERMS,
+    TRANSFER_TOOL,
+    prefixes,
+)
+
 NS = "http://example.org/chaos#"
-PREFIXES = """\
-@prefix :      <http://example.org/chaos#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-"""
+PREFIXES = prefixes(NS)
 
-DEFINITIONS = PREFIXES + """
-:Order a owl:Class .
-:Transfer a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:transferRef a owl:DatatypeProperty .
-
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:requires "FILTER NOT EXISTS { ?order :paymentRef ?r }" ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+# the shop of tests/shop_files.py: a charge guarded by the order's reference, a transfer
+DEFINITIONS = PREFIXES + ORDER_TERMS + TRANSFER_TERMS + CHARGE_TOOL + CHARGE_GUARD + """\
     CHARGE_BINDING
     horis:timeout "10s" ;
     horis:idempotent false .
 
-:t.transfer a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "transfer" ; horis:type :Transfer ] ] ;
+""" + TRANSFER_TOOL + """\
     horis:requires "FILTER NOT EXISTS { ?transfer :transferRef ?r }" ;
-    horis:effect [ horis:subject "transfer" ;
-        horis:asserts [ horis:property :transferRef ; horis:type xsd:string ] ] ;
     TRANSFER_BINDING
     horis:timeout "10s" ;
     horis:requiresApproval true ;
     horis:idempotent false .
 
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ;
-    horis:tool :t.charge ;
-    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :paymentRef ?r }" ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
+""" + GUARDED_PAY + """ ;
     horis:onError :CheckCharge .
 :CheckCharge a horis:WaitStep ;
     horis:reason "The charge may have gone through: check with the payment server." ;

@@ -16,20 +16,11 @@ import sys
 from pathlib import Path
 
 from forked import horismos_forked
+from shop_files import TRANSFER_TERMS, TRANSFER_TOOL, prefixes
 
 KILL_AT = Path(__file__).parent / "kill_at.py"
 
-DEFS = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Transfer a owl:Class .
-:transferRef a owl:DatatypeProperty .
-:t.transfer a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "transfer" ; horis:type :Transfer ] ] ;
-    horis:effect [ horis:subject "transfer" ;
-        horis:asserts [ horis:property :transferRef ; horis:type xsd:string ] ] ;
+DEFS = prefixes("http://example.org/pay#") + TRANSFER_TERMS + TRANSFER_TOOL + """\
     horis:binding "python:payments.transfer" ;
     horis:requiresApproval true ;
     horis:idempotent false .

@@ -24,28 +24,14 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from oxigraph_server import ServerPool
+from shop_files import CHARGE_GUARD, CHARGE_TOOL, GUARDED_PAY, PAY_HEAD
 
 KILL_AT = Path(__file__).parent / "kill_at.py"
 
-DEFS = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:requires "FILTER NOT EXISTS { ?order :paymentRef ?r }" ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = PAY_HEAD + CHARGE_TOOL + CHARGE_GUARD + """\
     horis:binding "python:payments.charge" ;
     horis:idempotent false .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ;
-    horis:tool :t.charge ;
-    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :paymentRef ?r }" ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
+""" + GUARDED_PAY + """ ;
     horis:onError :Check .
 :Check a horis:WaitStep ;
     horis:reason "The charge may have gone through: check with the payment provider." ;

@@ -16,36 +16,14 @@ from pathlib import Path
 
 import pytest
 from oxigraph_server import OxigraphServer
+from shop_files import CHARGE_TOOL, GUARDED_PAY, PAY_HEAD
 
 from horismos import Agent, LeaseLost, World
 
-DEFS = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-:Order a owl:Class .
-:paymentRef a owl:DatatypeProperty .
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-        horis:asserts [ horis:property :paymentRef ; horis:type xsd:string ] ] ;
+DEFS = PAY_HEAD + CHARGE_TOOL + """\
     horis:binding "python:charge" ;
     horis:idempotent false .
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-:Charge a horis:ActionStep ;
-    horis:tool :t.charge ;
-    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :paymentRef ?r }" ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
-
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    running = OxigraphServer(tmp_path / "db")
-    yield running
-    running.stop()
+""" + GUARDED_PAY + " .\n"
 
 
 def test_a_lease_lost_mid_call_names_the_python_call_that_clears_it(
