@@ -13,7 +13,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 from forked import horismos_forked
 from oxigraph_server import OxigraphServer
 
@@ -65,13 +64,6 @@ def assign(patient):
                headers={"Content-Type": "application/sparql-update"}).raise_for_status()
     return {"ref": "R-1"}
 '''
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    running = OxigraphServer(tmp_path / "db")
-    yield running
-    running.stop()
 
 
 def cli(cwd: Path, server: OxigraphServer, *args: str) -> tuple[int, str]:

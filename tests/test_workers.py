@@ -82,13 +82,6 @@ def notify_nurse(patient, nurse, ref):
 
 
 @pytest.fixture
-def server(tmp_path: Path):
-    s = OxigraphServer(tmp_path / "db")
-    yield s
-    s.stop()
-
-
-@pytest.fixture
 def ward(tmp_path: Path, server: OxigraphServer) -> Path:
     """A ward of patients loaded into the server with ``horismos load``; the tools beside it."""
     lines = ["@prefix : <http://example.org/ehr#> .",
