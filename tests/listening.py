@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 MCP_SERVER = Path(__file__).parent / "servers" / "mcp_server.py"
+MCP_MANGLED = Path(__file__).parent / "servers" / "mcp_mangled.py"
 
 
 def free_port() -> int:
@@ -67,16 +68,29 @@ def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
             time.sleep(0.05)
 
 
+def start_server(script: Path, *args: str, port: int, what: str) -> subprocess.Popen[bytes]:
+    """``python SCRIPT ARGS``, a test server of the tests' own (tests/servers/), once it accepts
+    connections on ``port``; killed, and its stderr in the error, if it never does. The caller
+    kills it."""
+    proc = subprocess.Popen([sys.executable, str(script), *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(proc, port, what)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc
+
+
 @contextmanager
 def mcp_http_server(*extra: str, port: int | None = None) -> Iterator[str]:
     """The test MCP server (tests/servers/mcp_server.py) over streamable HTTP: its URL. On
     ``port`` when given, so a server stopped can be started again where it was."""
     port = free_port() if port is None else port
-    proc = subprocess.Popen([sys.executable, str(MCP_SERVER), "--http", str(port), *extra],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = start_server(MCP_SERVER, "--http", str(port), *extra, port=port,
+                        what="the MCP HTTP test server")
     try:
-        wait_listening(proc, port, "the MCP HTTP test server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()

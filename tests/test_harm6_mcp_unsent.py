@@ -18,33 +18,24 @@ import select
 import socket
 import struct
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
-from listening import MCP_SERVER, free_port, wait_listening
+from listening import MCP_SERVER, free_port, start_server
+from mcp_clinic_files import CLINIC_HEAD, ONE_PATIENT, RECORD_TOOL
 from rdflib import Namespace
 
 from horismos import Agent, OutcomeUnknown, ToolTimeout, World
 
 EX = Namespace("http://example.org/mcp#")
 RECORDED = "record http://example.org/mcp#p1"
+WHAT = "the MCP HTTP test server"
 
-DEFS = """\
-@prefix :      <http://example.org/mcp#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
-:Patient a owl:Class .
-:queueRef a owl:DatatypeProperty .
+DEFS = CLINIC_HEAD + """\
 :clinic a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .
 
-:t.record a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
-    horis:effect [ horis:subject "patient" ;
-                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+""" + RECORD_TOOL + """\
     horis:binding "mcp://clinic/record" ; horis:timeout "2s" .
 :t.pause a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
@@ -166,13 +157,10 @@ def test_a_post_given_up_while_connecting_never_reaches_the_server(tmp_path, leg
     call, and with the proxy accepting a ``catalog.call`` on the patient is made — once."""
     port = free_port()
     ledger = tmp_path / "ledger.txt"
-    proc = subprocess.Popen(
-        [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger),
-         *(["--legacy"] if legacy else [])],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_server(MCP_SERVER, "--http", str(port), "--ledger", str(ledger),
+                        *(["--legacy"] if legacy else []), port=port, what=WHAT)
     proxy: Proxy | None = None
     try:
-        wait_listening(proc, port, "the MCP HTTP test server")
         proxy = Proxy(port)
         late: list[int] = []
 
@@ -189,8 +177,7 @@ def test_a_post_given_up_while_connecting_never_reaches_the_server(tmp_path, leg
                 time.sleep(0.1)
 
         (tmp_path / "defs.ttl").write_text(DEFS.format(port=proxy.port))
-        (tmp_path / "world.ttl").write_text(
-            "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+        (tmp_path / "world.ttl").write_text(ONE_PATIENT)
         agent = Agent.from_files(tmp_path / "defs.ttl",
                                  tools={"pause": pause, "resume": resume})
         world = World.from_files(tmp_path / "world.ttl")
@@ -230,18 +217,13 @@ def test_a_call_redirected_by_a_server_that_then_went_away_was_sent(tmp_path) ->
     (tmp_path / "defs.ttl").write_text(
         DEFS.format(port=port).replace('horis:timeout "2s" .', 'horis:timeout "10s" ; '
                                        "horis:retries 1 .", 1))
-    (tmp_path / "world.ttl").write_text(
-        "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+    (tmp_path / "world.ttl").write_text(ONE_PATIENT)
     agent = Agent.from_files(tmp_path / "defs.ttl")
     world = World.from_files(tmp_path / "world.ttl")
 
     def serving(*extra: str) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger),
-             *extra], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
-        wait_listening(proc, port, "the MCP HTTP test server")
-        return proc
+        return start_server(MCP_SERVER, "--http", str(port), "--ledger", str(ledger), *extra,
+                            port=port, what=WHAT)
 
     proc = serving("--redirect-calls")
     try:
@@ -271,17 +253,14 @@ def test_a_call_whose_connection_is_reset_after_it_reached_the_server_is_in_doub
     ``horis:retries`` allows 2 it is made once, held in doubt, and the next call refused."""
     port = free_port()
     ledger = tmp_path / "ledger.txt"
-    proc = subprocess.Popen(
-        [sys.executable, str(MCP_SERVER), "--http", str(port), "--ledger", str(ledger)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_server(MCP_SERVER, "--http", str(port), "--ledger", str(ledger), port=port,
+                        what=WHAT)
     proxy: Proxy | None = None
     try:
-        wait_listening(proc, port, "the MCP HTTP test server")
         proxy = Proxy(port)
         (tmp_path / "defs.ttl").write_text(DEFS.format(port=proxy.port).replace(
             'horis:timeout "2s" .', 'horis:timeout "10s" ; horis:retries 2 .', 1))
-        (tmp_path / "world.ttl").write_text(
-            "@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+        (tmp_path / "world.ttl").write_text(ONE_PATIENT)
         agent = Agent.from_files(tmp_path / "defs.ttl")
         world = World.from_files(tmp_path / "world.ttl")
         proxy.reset_calls = True

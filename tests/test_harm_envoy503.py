@@ -16,18 +16,16 @@ answers as Envoy's local reply does.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import free_port, serve_in_thread, wait_listening
+from listening import MCP_MANGLED, free_port, serve_in_thread, start_server
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
-from test_harm_gateway import DEFS, MCP_DEFS, MCP_SERVER, WORLD
+from test_harm_gateway import DEFS, MCP_DEFS, WORLD
 
 from horismos import Agent, OutcomeUnknown, ToolError, World
 
@@ -175,11 +173,9 @@ def _mcp_runs(tmp_path: Path, mode: str, idempotent: bool = False, retries: int 
     """Two runs of the charge (or two of ``act``) against the MCP server answering its calls
     as ``mode`` (tests/servers/mcp_mangled.py): their first instances, and the ledger."""
     port, ledger = free_port(), tmp_path / "ledger"
-    proc = subprocess.Popen([sys.executable, str(MCP_SERVER), str(port), str(ledger), mode],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = start_server(MCP_MANGLED, str(port), str(ledger), mode, port=port,
+                        what="the mangling MCP server")
     try:
-        wait_listening(proc, port, "the mangling MCP server")
         defs = MCP_DEFS.replace("URL", f"http://127.0.0.1:{port}/mcp")
         if idempotent:
             defs = defs.replace("horis:idempotent false", "horis:idempotent true").replace(

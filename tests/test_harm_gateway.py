@@ -13,15 +13,13 @@ and the loopback FHIR server (tests/servers/fhir_server.py).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import free_port, serve_in_thread, wait_listening
+from listening import MCP_MANGLED, free_port, serve_in_thread, start_server
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
 from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
@@ -128,7 +126,6 @@ def test_an_idempotent_tool_answered_by_a_gateway_is_tried_again(tmp_path: Path,
     assert len(gateway.charged) == 2
 
 
-MCP_SERVER = Path(__file__).parent / "servers" / "mcp_mangled.py"
 MCP_DEFS = DEFS.replace('horis:binding "URL"', 'horis:binding "mcp://bank/charge"').replace(
     ":t.charge a horis:Tool", ':bank a horis:McpServer ; horis:url "URL" .\n:t.charge a horis:Tool'
 ).replace("IDEMPOTENT", "false").replace("RETRIES", "0")
@@ -137,11 +134,9 @@ MCP_DEFS = DEFS.replace('horis:binding "URL"', 'horis:binding "mcp://bank/charge
 @pytest.mark.parametrize("status", ["502", "504", "500"])
 def test_an_mcp_server_behind_a_gateway_is_held_in_doubt(tmp_path: Path, status: str) -> None:
     port, ledger = free_port(), tmp_path / "ledger"
-    proc = subprocess.Popen([sys.executable, str(MCP_SERVER), str(port), str(ledger), status],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = start_server(MCP_MANGLED, str(port), str(ledger), status, port=port,
+                        what="the mangling MCP server")
     try:
-        wait_listening(proc, port, "the mangling MCP server")
         (tmp_path / "defs.ttl").write_text(
             MCP_DEFS.replace("URL", f"http://127.0.0.1:{port}/mcp"), encoding="utf-8")
         (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,8 @@ from typing import Any
 
 import pytest
 from forked import horismos_forked
-from listening import MCP_SERVER, free_port, wait_listening
+from listening import MCP_SERVER, free_port, start_server
+from mcp_clinic_files import CLINIC_HEAD, ONE_PATIENT, RECORD_TOOL
 from rdflib import Namespace
 
 from horismos import (
@@ -44,20 +44,10 @@ from horismos._outcomes import outcome_of, play
 EX = Namespace("http://example.org/mcp#")
 RECORDED = "record http://example.org/mcp#p1"
 
-DEFS = """\
-@prefix :      <http://example.org/mcp#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
-:Patient a owl:Class .
-:queueRef a owl:DatatypeProperty .
+DEFS = CLINIC_HEAD + """\
 :clinic a horis:McpServer ; horis:url "http://127.0.0.1:{port}/mcp" .
 
-:t.record a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
-    horis:effect [ horis:subject "patient" ;
-                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+""" + RECORD_TOOL + """\
     horis:binding "mcp://clinic/{record}" ; horis:timeout "10s" .
 :t.stop a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
@@ -95,16 +85,8 @@ def stop(patient):
 def started(folder: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
     """The test MCP server over HTTP on ``port``, its side effects in ``folder``'s ledger,
     its pid and port in ``server.pid``."""
-    proc = subprocess.Popen(
-        [sys.executable, str(MCP_SERVER), "--http", str(port),
-         "--ledger", str(folder / "ledger.txt"), *extra],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_listening(proc, port, "the MCP HTTP test server")
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
+    proc = start_server(MCP_SERVER, "--http", str(port), "--ledger", str(folder / "ledger.txt"),
+                        *extra, port=port, what="the MCP HTTP test server")
     (folder / "server.pid").write_text(f"{proc.pid} {port}")
     return proc
 
@@ -122,7 +104,7 @@ def server(folder: Path, port: int, *extra: str) -> Iterator[subprocess.Popen[by
 
 def setup(folder: Path, port: int, record: str = "record") -> None:
     (folder / "defs.ttl").write_text(DEFS.format(port=port, record=record))
-    (folder / "world.ttl").write_text("@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+    (folder / "world.ttl").write_text(ONE_PATIENT)
     (folder / "tools.py").write_text(STOP)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from forked import horismos_forked
 from listening import MCP_SERVER
+from mcp_clinic_files import CLINIC_HEAD, ONE_PATIENT, RECORD_TOOL
 from rdflib import Namespace
 
 from horismos import Agent, ToolError, Unreachable, World
@@ -36,23 +37,13 @@ def defs(folder: Path, *, slow_on: int, seconds: float = 2) -> str:
         for a in (MCP_SERVER.as_posix(), "--ledger", (folder / "ledger.txt").as_posix(),
                   "--slow-start", str(seconds), "--slow-on", str(slow_on))
     )
-    return f"""\
-@prefix :      <http://example.org/mcp#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-
-:Patient a owl:Class .
-:queueRef a owl:DatatypeProperty .
+    return CLINIC_HEAD + f"""\
 :clinic a horis:McpServer ; horis:command "python" ; horis:args ( {args} ) .
 
 :t.die a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
     horis:binding "mcp://clinic/die" ; horis:idempotent true ; horis:timeout "5s" .
-:t.record a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "patient" ; horis:type :Patient ] ] ;
-    horis:effect [ horis:subject "patient" ;
-                   horis:asserts [ horis:property :queueRef ; horis:type xsd:string ] ] ;
+""" + RECORD_TOOL + """\
     horis:binding "mcp://clinic/record" ; horis:timeout "1s" .
 
 :Flow a horis:Workflow ; horis:focusType :Patient ; horis:start :Die .
@@ -65,7 +56,7 @@ def defs(folder: Path, *, slow_on: int, seconds: float = 2) -> str:
 
 def setup(folder: Path, *, slow_on: int, seconds: float = 2) -> None:
     (folder / "defs.ttl").write_text(defs(folder, slow_on=slow_on, seconds=seconds))
-    (folder / "world.ttl").write_text("@prefix : <http://example.org/mcp#> .\n:p1 a :Patient .\n")
+    (folder / "world.ttl").write_text(ONE_PATIENT)
 
 
 def ledger(folder: Path) -> list[str]:
