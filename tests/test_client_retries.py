@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from charge_ledger import ledger
 from forked import Popen, horismos_forked
 from in_process import horismos_load
 from listening import horismos_serving_http
@@ -79,11 +80,6 @@ def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:
 
 def _env(cwd: Path, slow: float = 0) -> dict[str, str]:
     return dict(os.environ, LEDGER=str(cwd / "ledger.txt"), SLOW=str(slow))
-
-
-def ledger(cwd: Path) -> list[str]:
-    path = cwd / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 CALL = ("tools", "call", "t.charge", "pay.ttl", "--tools", "payments.py",

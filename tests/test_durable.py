@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from charge_ledger import AFTER_CHARGE, CHARGE_TOOL, NOTIFY_TOOL, ledger
 from forked import Popen, horismos_forked
 from rdflib import Literal, Namespace, URIRef
 
@@ -38,20 +39,10 @@ PREFIXES = """\
 DEFINITIONS = PREFIXES + """
 :Order a owl:Class .
 
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
-    horis:binding "python:payments.charge" ;
-    horis:timeout "5m" ;
+""" + CHARGE_TOOL + """\
     horis:idempotent false .
 
-:t.notify a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:asserts [ horis:property :notice ; horis:type xsd:string ] ] ;
-    horis:binding "python:payments.notify" ;
-    horis:timeout "5m" ;
-    horis:idempotent true .
-
+""" + NOTIFY_TOOL + """
 :Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
 
 :Charge a horis:ActionStep ;
@@ -61,17 +52,7 @@ DEFINITIONS = PREFIXES + """
     horis:next :Notify ;
     horis:onError :Reconcile .
 
-:Notify a horis:ActionStep ;
-    horis:tool :t.notify ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-
-:Reconcile a horis:WaitStep ;
-    horis:reason "The charge may have gone through: check with the payment provider." ;
-    horis:wake horis:OperatorInput ;
-    horis:delivery horis:Final ;
-    horis:until "?this :chargeRef ?ref ." ;
-    horis:next :Notify .
-"""
+""" + AFTER_CHARGE
 
 # Each tool appends to a ledger (fsynced) when it acts; HOLD=<point> makes it stop there and
 # wait to be killed, after leaving a marker file.
@@ -150,11 +131,6 @@ def run_until_killed(cwd: Path, point: str, *command: str, kind: str = "oxigraph
 def resume(cwd: Path, *args: str, kind: str = "oxigraph") -> subprocess.CompletedProcess[str]:
     return horismos_forked(cwd, "resume", "pay.ttl", "--store", f"{kind}:store", "--tools",
                            "payments.py", *args, env=environ(cwd, None), timeout=300)
-
-
-def ledger(cwd: Path) -> list[str]:
-    path = cwd / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def inspect(cwd: Path, kind: str = "oxigraph") -> dict[str, object]:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from charge_ledger import ledger
 from forked import horismos_forked
 from oxigraph_server import ServerPool
 from shop_files import CHARGE_GUARD, CHARGE_TOOL, GUARDED_PAY, PAY_HEAD
@@ -75,11 +76,6 @@ def environ(cwd: Path) -> dict[str, str]:
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return horismos_forked(cwd, *args, env=environ(cwd), timeout=300)
-
-
-def ledger(cwd: Path) -> list[str]:
-    path = cwd / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def paused_after_its_intent(cwd: Path, *args: str, charged: bool = False

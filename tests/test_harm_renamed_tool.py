@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from charge_ledger import ledger
 from forked import Popen, horismos_forked
 from in_process import horismos_load
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD, TWO_ORDERS
@@ -87,11 +88,6 @@ def run(root: Path, files: str, focus: str = ":o1", bad: bool = False):
 def call(root: Path, files: str, tool: str, args: str = O1, bad: bool = False):
     return horismos(root, "tools", "call", tool, files, "--tools", "payments.py", "--store",
                     "oxigraph:store", "--args", args, bad=bad)
-
-
-def ledger(root: Path) -> list[str]:
-    path = root / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def reconcile_command(said: str) -> list[str]:

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from charge_ledger import AFTER_CHARGE, CHARGE_TOOL, NOTIFY_TOOL, ledger
 from forked import horismos_forked
 from rdflib import Namespace
+from shop_files import prefixes
 
 from horismos import World
 
@@ -30,12 +32,7 @@ pytestmark = pytest.mark.usefixtures("forked_popen")
 KILL_AT = Path(__file__).parent / "kill_at.py"
 P = Namespace("http://example.org/pay#")
 
-PREFIXES = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-"""
+PREFIXES = prefixes("http://example.org/pay#")
 
 DEFINITIONS = PREFIXES + """
 :Order a owl:Class .
@@ -43,21 +40,11 @@ DEFINITIONS = PREFIXES + """
 :chargeRef a owl:DatatypeProperty .
 :notice a owl:DatatypeProperty .
 
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
+""" + CHARGE_TOOL + """\
 PRECONDITION
-    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ] ] ;
-    horis:binding "python:payments.charge" ;
-    horis:timeout "5m" ;
     horis:idempotent false APPROVAL.
 
-:t.notify a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:asserts [ horis:property :notice ; horis:type xsd:string ] ] ;
-    horis:binding "python:payments.notify" ;
-    horis:timeout "5m" ;
-    horis:idempotent true .
-
+""" + NOTIFY_TOOL + """
 :Pay a horis:Workflow ; horis:focusType :Order ; horis:start :AwaitPayment .
 
 :AwaitPayment a horis:WaitStep ;
@@ -74,17 +61,7 @@ PRECONDITION
     horis:next :Notify ;
     horis:onError :Reconcile .
 
-:Notify a horis:ActionStep ;
-    horis:tool :t.notify ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-
-:Reconcile a horis:WaitStep ;
-    horis:reason "The charge may have gone through: check with the payment provider." ;
-    horis:wake horis:OperatorInput ;
-    horis:delivery horis:Final ;
-    horis:until "?this :chargeRef ?ref ." ;
-    horis:next :Notify .
-"""
+""" + AFTER_CHARGE
 
 PAYMENTS = '''
 import asyncio
@@ -134,11 +111,6 @@ def environ(cwd: Path, kill: str | None = None) -> dict[str, str]:
 def horismos(cwd: Path, *args: str, kill: str | None = None) -> subprocess.CompletedProcess[str]:
     """``horismos ARGS…`` in ``cwd``, killed at ``kill`` (tests/kill_at.py) if given."""
     return horismos_forked(cwd, *args, env=environ(cwd, kill), timeout=300, script=KILL_AT)
-
-
-def ledger(cwd: Path) -> list[str]:
-    path = cwd / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def copy(start: Path, to: Path) -> Path:

@@ -17,6 +17,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from charge_ledger import ledger
 from forked import horismos_forked
 from listening import MCP_SERVER
 from mcp_clinic_files import CLINIC_HEAD, ONE_PATIENT, RECORD_TOOL
@@ -57,11 +58,6 @@ def defs(folder: Path, *, slow_on: int, seconds: float = 2) -> str:
 def setup(folder: Path, *, slow_on: int, seconds: float = 2) -> None:
     (folder / "defs.ttl").write_text(defs(folder, slow_on=slow_on, seconds=seconds))
     (folder / "world.ttl").write_text(ONE_PATIENT)
-
-
-def ledger(folder: Path) -> list[str]:
-    path = folder / "ledger.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_a_server_slow_to_start_again_gets_its_start_and_the_call_its_timeout(tmp_path) -> None:
