@@ -2,7 +2,7 @@
 against a real ``oxigraph serve`` world — and the faults: a worker killed mid-step, the broker
 restarted with tasks queued, the store away for a while, a worker frozen past its lease.
 
-The triage tools (from test_workers) write a ledger line per call (process id, tool, patient),
+The triage tools (tests/triage_ward.py) write a ledger line per call (process id, tool, patient),
 and their queue reference carries the calling process's id, so a test sees exactly which
 process called what and whose result landed.
 """
@@ -23,11 +23,10 @@ from pathlib import Path
 
 import pytest
 from forked import Popen, horismos_forked
-from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import Literal, URIRef
 from redis_server import RedisServer
-from test_workers import DEFINITIONS, EHR, ROOT, TOOLS, held_definitions, instances, ledger
+from triage_ward import DEFINITIONS, EHR, ROOT, held_definitions, instances, ledger, load_ward
 
 from horismos import Agent, BrokerError, World, _queue, wait_for_instances
 from horismos import submit as horismos_submit
@@ -39,14 +38,7 @@ PATIENTS = 8  # few: each test starts servers and workers of its own
 
 @pytest.fixture
 def ward(tmp_path: Path, server: OxigraphServer) -> Path:
-    lines = ["@prefix : <http://example.org/ehr#> .",
-             ":urgent a :AcuityLevel .", ":routine a :AcuityLevel .",
-             ":nurse1 a :Nurse ; :onDuty true ."]
-    lines += [f":p{i:02d} a :Patient ; :acuity :{'urgent' if i % 3 == 0 else 'routine'} ."
-              for i in range(PATIENTS)]
-    (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "ehr_client.py").write_text(TOOLS)
-    horismos_load(tmp_path, server.store, "ward.ttl")
+    load_ward(tmp_path, server.store, PATIENTS)
     return tmp_path
 
 

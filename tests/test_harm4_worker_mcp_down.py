@@ -19,7 +19,7 @@ from in_process import horismos_load
 from listening import free_port, mcp_http_server
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
-from test_workers import instances
+from triage_ward import instances
 from worker_process import start_worker, stop_workers
 
 DEFS = """\

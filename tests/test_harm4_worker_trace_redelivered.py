@@ -19,7 +19,7 @@ from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
 from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
-from test_workers import instances
+from triage_ward import instances
 from worker_process import start_worker, stop_workers
 
 DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" ; horis:timeout "30s" .\n' + (

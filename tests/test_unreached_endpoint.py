@@ -286,7 +286,7 @@ def test_a_worker_leaves_it_blocked_and_a_task_submitted_again_goes_on(
     import time
 
     from in_process import horismos_load
-    from test_workers import instances
+    from triage_ward import instances
     from worker_process import start_worker, stop_workers
 
     load(tmp_path, endpoint.url)

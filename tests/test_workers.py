@@ -22,88 +22,20 @@ from forked import Popen, horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
+from triage_ward import DEFINITIONS, EHR, held_definitions, instances, ledger, load_ward
 
 from horismos import Agent, UsageError, World, replay
 from horismos._claims import Worker
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFINITIONS = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
-EHR = "http://example.org/ehr#"
 PATIENTS = 24
-
-# The triage tools, with a ledger; HOLD_FOR makes a process's calls wait until that many
-# processes have called (so every worker gets work: a worker of several threads whose first
-# call alone waited drained the queue with the others), at most 60 s, under the timeout of
-# held_definitions; HANG_AT makes a process hang in its n-th notify_nurse call (so the test
-# can kill it mid-step); ASSIGN_UNTIL keeps it in assign_queue until that file appears (at
-# most 60 s, under the timeout of held_definitions).
-TOOLS = '''
-import itertools, os, time
-from pathlib import Path
-
-_notified = itertools.count()
-HERE = Path(__file__).parent
-
-
-def _note(tool, patient):
-    with open(HERE / "ledger.txt", "a") as f:
-        f.write(f"{os.getpid()} {tool} {patient}\\n")
-
-
-def _hold():
-    want = int(os.environ.get("HOLD_FOR", "0"))
-    (HERE / f"started.{os.getpid()}").touch()
-    deadline = time.monotonic() + 60
-    while len(list(HERE.glob("started.*"))) < want and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
-def assign_queue(patient, queue):
-    _hold()
-    _note("assign", patient)
-    if os.environ.get("SLOW_ASSIGN"):
-        (HERE / "assigning").write_text(str(patient))
-        time.sleep(float(os.environ["SLOW_ASSIGN"]))
-    if os.environ.get("ASSIGN_UNTIL"):  # in the call until the test lets it go
-        (HERE / "assigning").write_text(str(patient))
-        deadline = time.monotonic() + 60
-        while not Path(os.environ["ASSIGN_UNTIL"]).exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-    return {"queueRef": f"Q-{str(queue).rsplit('#', 1)[-1].upper()}-{os.getpid()}"}
-
-
-def notify_nurse(patient, nurse, ref):
-    _note("notify", patient)
-    if os.environ.get("HANG_AT") and next(_notified) == int(os.environ["HANG_AT"]):
-        (HERE / "hanging").write_text(str(patient))
-        time.sleep(3600)
-    return {"assignedNurse": nurse}
-'''
 
 
 @pytest.fixture
 def ward(tmp_path: Path, server: OxigraphServer) -> Path:
     """A ward of patients loaded into the server with ``horismos load``; the tools beside it."""
-    lines = ["@prefix : <http://example.org/ehr#> .",
-             ":urgent a :AcuityLevel .", ":routine a :AcuityLevel .",
-             ":nurse1 a :Nurse ; :onDuty true ."]
-    lines += [f":p{i:02d} a :Patient ; :acuity :{'urgent' if i % 3 == 0 else 'routine'} ."
-              for i in range(PATIENTS)]
-    (tmp_path / "ward.ttl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "ehr_client.py").write_text(TOOLS)
-    said = horismos_load(tmp_path, server.store, "ward.ttl")
+    said = load_ward(tmp_path, server.store, PATIENTS)
     assert f"loaded {4 + PATIENTS * 2} quads" in said
     return tmp_path
-
-
-def held_definitions(ward: Path) -> list[str]:
-    """The triage definitions with assign_queue's timeout past the failsafe of HOLD_FOR and
-    ASSIGN_UNTIL, for a test that holds a call in the tool until the other processes have
-    reached it: under load they took longer to start than the 5 s timeout allows."""
-    text = (ROOT / "workflows" / "triage.ttl").read_text()
-    assert text.count('horis:timeout "5s"') == 1  # assign_queue's
-    (ward / "triage.ttl").write_text(text.replace('horis:timeout "5s"', 'horis:timeout "90s"'))
-    return [str(ward / "triage.ttl"), DEFINITIONS[1]]
 
 
 def worker(ward: Path, store: str, definitions: list[str] = DEFINITIONS,
@@ -113,24 +45,6 @@ def worker(ward: Path, store: str, definitions: list[str] = DEFINITIONS,
          "--tools", str(ward / "ehr_client.py"), "-q"],
         cwd=ward, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
-
-
-def ledger(ward: Path) -> list[tuple[str, str, str]]:
-    path = ward / "ledger.txt"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [tuple(line.split()) for line in lines]  # type: ignore[misc]
-
-
-def instances(store: str) -> dict[str, list[tuple[str, str]]]:
-    """Per patient: (instance, status) of every instance the world holds."""
-    world = World.open(store)
-    rows = world.store.select("""SELECT ?i ?f ?s WHERE { GRAPH <urn:horismos:instances> {
-        ?i horis:focus ?f ; horis:status ?s } }""", {}, {"horis": "https://w3id.org/horismos#"})
-    out: dict[str, list[tuple[str, str]]] = {}
-    for r in rows:
-        out.setdefault(str(r["f"]), []).append((str(r["i"]), str(r["s"]).rsplit("#")[-1]))
-    world.store.close()
-    return out
 
 
 def values(store: str, prop: str) -> Counter[str]:
