@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from forked import Popen, horismos_forked
 from in_process import horismos_in_process, horismos_load
+from leave_files import WAITING
 from rdflib import Dataset, Literal, Namespace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -635,15 +636,6 @@ def test_every_output_file_in_a_missing_folder_is_refused_before_anything_is_wri
     assert not (tmp_path / "nowhere").exists()
 
 
-WAITING = """@prefix :      <http://example.org/leave#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-:Request a owl:Class .
-:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
-:Approve a horis:WaitStep ;
-    horis:reason "A manager approves the leave request." ;
-    horis:wake horis:OperatorInput ; horis:delivery horis:Final .
-"""
 
 
 @pytest.mark.parametrize(("verb", "asked"), [

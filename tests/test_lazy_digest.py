@@ -22,6 +22,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 from forked import horismos_forked
+from leave_files import WAITING
 from rdflib import Literal, URIRef
 
 from horismos import World
@@ -33,15 +34,7 @@ from horismos._stores.oxigraph import OxigraphStore
 
 EX = "http://example.org/leave#"
 P = URIRef(EX + "note")
-LEAVE = f"""@prefix :      <{EX}> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-:Request a owl:Class .
-:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
-:Approve a horis:WaitStep ;
-    horis:reason "A manager approves the leave request." ;
-    horis:wake horis:OperatorInput ; horis:delivery horis:Final .
-"""
+LEAVE = WAITING
 WORLD = f"@prefix : <{EX}> .\n" + "".join(
     f':r{i} a :Request ; :note "request {i}" .\n' for i in range(20)
 )

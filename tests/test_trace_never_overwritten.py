@@ -16,21 +16,13 @@ from pathlib import Path
 
 from forked import horismos_forked
 from in_process import horismos_in_process, horismos_load
+from leave_files import WAITING
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = [str(ROOT / "workflows" / "triage.ttl"), str(ROOT / "ontologies" / "ehr.ttl")]
 WORLD = ["--world", str(ROOT / "examples" / "triage" / "world.ttl")]
 TOOLS = ["--tools", str(ROOT / "examples" / "triage" / "ehr_client.py")]
 
-WAITING = """@prefix :      <http://example.org/leave#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-:Request a owl:Class .
-:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
-:Approve a horis:WaitStep ;
-    horis:reason "A manager approves the leave request." ;
-    horis:wake horis:OperatorInput ; horis:delivery horis:Final .
-"""
 
 
 def horismos(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

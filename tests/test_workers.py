@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from forked import Popen, horismos_forked
 from in_process import horismos_load
+from leave_files import LEAVE_HEAD
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 from triage_ward import DEFINITIONS, EHR, held_definitions, instances, ledger, load_ward
@@ -945,11 +946,7 @@ def one_went_on_each_round(tmp_path: Path, outs: list[str], rounds: int) -> None
         assert not report.diverged, report
 
 
-LEAVE_WAIT = """@prefix :      <http://example.org/leave#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-:Request a owl:Class .
-:Leave a horis:Workflow ; horis:focusType :Request ; horis:start :Approve .
+LEAVE_WAIT = LEAVE_HEAD + """\
 :Approve a horis:WaitStep ;
     horis:reason "A manager approves the leave request." ;
     horis:wake horis:Timer ; horis:delivery horis:Silent ;
