@@ -7,13 +7,13 @@ Python; nothing else needs installing.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from listening import free_port
 
 __all__ = ["OxigraphServer", "ServerPool", "oxigraph_command"]
 
@@ -26,19 +26,13 @@ def oxigraph_command() -> str:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class OxigraphServer:
     """``oxigraph serve --location DIR --bind 127.0.0.1:PORT``, up when the constructor returns;
     ``mode="serve-read-only"``: one that refuses every update."""
 
     def __init__(self, location: Path, mode: str = "serve") -> None:
         self.location, self.mode = location, mode
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = location.with_suffix(".log")
         self.start()

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from listening import free_port
 
 __all__ = ["RedisServer", "redis_or_skip"]
 
@@ -29,12 +30,6 @@ def redis_or_skip() -> str:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class RedisServer:
     """``redis-server`` with AOF in ``folder``, up when :meth:`start` returns."""
 
@@ -42,7 +37,7 @@ class RedisServer:
         self.folder = folder
         self.password = password  # redis-server --requirepass: a client must give it
         folder.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
