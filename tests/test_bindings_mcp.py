@@ -499,6 +499,17 @@ def http_server() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def token_server() -> Iterator[str]:
+    """A server that answers 401 unless given ``Authorization: Bearer s3cret`` (its
+    WARD_TOKEN): one a module, the tests that call it only ask it."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WARD_TOKEN", "s3cret")  # read by the server as it starts
+        with mcp_http_server("--token", "WARD_TOKEN") as url:
+            env.delenv("WARD_TOKEN")
+            yield url
+
+
 def test_streamable_http_server_from_python(tmp_path, http_server) -> None:
     defs = "".join([
         tool("t.assign", "assign",
@@ -530,26 +541,24 @@ def test_streamable_http_server_declared_in_turtle(tmp_path, http_server) -> Non
 
 
 def test_a_remote_server_gets_its_declared_headers_from_the_environment(
-        tmp_path, monkeypatch) -> None:
+        tmp_path, monkeypatch, token_server) -> None:
     # horis:header on a horis:url server was read by nothing: a server wanting a bearer token
     # answered 401, and the run could not start ("could not start: Server returned an error").
-    monkeypatch.setenv("WARD_TOKEN", "s3cret")
-    with mcp_http_server("--token", "WARD_TOKEN") as url:
-        defs = (f':remote a horis:McpServer ; horis:url "{url}" ;\n'
-                '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
-                + tool("t.score", "score",
-                       'horis:asserts [ horis:property :score ; horis:type xsd:integer ]',
-                       args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ]',
-                       server="remote")
-                + workflow("S") + step("S", "t.score", requires="?this :level ?level ."))
-        agent, world = load(tmp_path, defs)
-        monkeypatch.setenv("REMOTE_AUTH", "Bearer wrong")
-        with pytest.raises(ToolError, match="could not start"):
-            agent.run(world, focus=EX.p1)
-        monkeypatch.setenv("REMOTE_AUTH", "Bearer s3cret")
-        agent, world = load(tmp_path, defs)
-        assert agent.run(world, focus=EX.p1).status == "completed"
-        assert value(world, EX.p1, EX.score) == 3
+    defs = (f':remote a horis:McpServer ; horis:url "{token_server}" ;\n'
+            '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
+            + tool("t.score", "score",
+                   'horis:asserts [ horis:property :score ; horis:type xsd:integer ]',
+                   args='; horis:arg [ horis:name "level" ; horis:type xsd:integer ]',
+                   server="remote")
+            + workflow("S") + step("S", "t.score", requires="?this :level ?level ."))
+    agent, world = load(tmp_path, defs)
+    monkeypatch.setenv("REMOTE_AUTH", "Bearer wrong")
+    with pytest.raises(ToolError, match="could not start"):
+        agent.run(world, focus=EX.p1)
+    monkeypatch.setenv("REMOTE_AUTH", "Bearer s3cret")
+    agent, world = load(tmp_path, defs)
+    assert agent.run(world, focus=EX.p1).status == "completed"
+    assert value(world, EX.p1, EX.score) == 3
 
 
 def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
@@ -561,7 +570,7 @@ def test_unreachable_url_is_an_error_naming_server_and_tool(tmp_path) -> None:
         agent.run(world, focus=EX.p1)
 
 
-def test_only_a_server_down_is_unreachable(tmp_path, monkeypatch) -> None:
+def test_only_a_server_down_is_unreachable(tmp_path, monkeypatch, token_server) -> None:
     """`wake` leaves an instance whose server is Unreachable for its next pass. Every error
     opening a session was one: a wrong token (401) and a header's variable unset too, which
     every pass then tried again for ever. Only a connection refused is; those are not."""
@@ -571,22 +580,20 @@ def test_only_a_server_down_is_unreachable(tmp_path, monkeypatch) -> None:
     agent, world = load(tmp_path, defs)
     with pytest.raises(Unreachable, match="could not start"):
         agent.run(world, focus=EX.p1)
-    monkeypatch.setenv("WARD_TOKEN", "s3cret")
-    with mcp_http_server("--token", "WARD_TOKEN") as url:
-        defs = (f':remote a horis:McpServer ; horis:url "{url}" ;\n'
-                '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
-                + tool("t.assign", "assign", server="remote") + workflow("A")
-                + step("A", "t.assign"))
-        for token, said in ((None, "REMOTE_AUTH .* is not set"),
-                            ("Bearer wrong", "could not start")):
-            if token is None:
-                monkeypatch.delenv("REMOTE_AUTH", raising=False)
-            else:
-                monkeypatch.setenv("REMOTE_AUTH", token)
-            agent, world = load(tmp_path, defs)
-            with pytest.raises(ToolError, match=said) as raised:
-                agent.run(world, focus=EX.p1)
-            assert not isinstance(raised.value, Unreachable), raised.value
+    defs = (f':remote a horis:McpServer ; horis:url "{token_server}" ;\n'
+            '    horis:header [ horis:name "Authorization" ; horis:fromEnv "REMOTE_AUTH" ] .\n'
+            + tool("t.assign", "assign", server="remote") + workflow("A")
+            + step("A", "t.assign"))
+    for token, said in ((None, "REMOTE_AUTH .* is not set"),
+                        ("Bearer wrong", "could not start")):
+        if token is None:
+            monkeypatch.delenv("REMOTE_AUTH", raising=False)
+        else:
+            monkeypatch.setenv("REMOTE_AUTH", token)
+        agent, world = load(tmp_path, defs)
+        with pytest.raises(ToolError, match=said) as raised:
+            agent.run(world, focus=EX.p1)
+        assert not isinstance(raised.value, Unreachable), raised.value
 
 
 # -- the third-party mcp-server-time package ------------------------------------------------------
