@@ -44,14 +44,14 @@ EHR = """\
     horis:mapping horis:FhirJsonLd .
 """
 
-# ``.format(base=..., token_var=..., timeout=..., on_error=...)``: the focus patient's
-# request completed
+# ``.format(base=..., token_var=..., timeout=..., inline=..., on_error=...)``: the focus
+# patient's request completed
 COMPLETE_DEFS = EHR.replace("{granted}", '"patient/MedicationRequest.write"') + """
 :t.complete a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
     horis:adapter :ehr ;
     horis:commitScope "patient/MedicationRequest.write" ;
-    horis:binding "python:complete" ;
+    horis:binding "python:complete" ;{inline}
     horis:timeout "{timeout}" .
 
 :Complete a horis:Workflow ;
@@ -95,15 +95,18 @@ def posts(server: FhirServer) -> int:
 
 
 def completing(tmp_path: Path, server: FhirServer, *, timeout: str = "2s", on_error: str = "",
-               extra: str = "") -> tuple[Agent, World]:
-    """:Complete's agent, and a world holding the patient and its request hydrated;
-    ``on_error`` ends :CompleteStep (``; horis:onError :X``), ``extra`` Turtle follows."""
+               extra: str = "", inline: bool = False, store: str = "memory",
+               ) -> tuple[Agent, World]:
+    """:Complete's agent, and a world (in ``store``) holding the patient and its request
+    hydrated; ``on_error`` ends :CompleteStep (``; horis:onError :X``), ``extra`` Turtle
+    follows, ``inline``: the decision made on the loop's thread (``horis:inline true``)."""
     path = tmp_path / "pharmacy.ttl"
     path.write_text(COMPLETE_DEFS.format(base=server.base, token_var=TOKEN_VAR, timeout=timeout,
+                                         inline=" horis:inline true ;" if inline else "",
                                          on_error=on_error)
                     + extra, encoding="utf-8")
     agent = Agent.from_files(path, tools={"complete": complete})
-    world = World.open("memory")
+    world = World.open(store)
     agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
     return agent, world
 

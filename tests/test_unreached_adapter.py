@@ -11,56 +11,22 @@ import threading
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 from forked import horismos_forked
 from listening import dropping
+from pharmacy_ehr import ALLOW, PATIENT, TOKEN, TOKEN_VAR, completing, medication_request
 from rdflib import URIRef
 from servers.fhir_server import FhirServer, _handler
 
 from horismos import Agent, Unreachable, World
 
-TOKEN_VAR = "HORISMOS_TEST_FHIR_TOKEN"
-ALLOW = ("ReadOnly", "HostStateWrite", "ExternalCommit")
-
-DEFS = """\
-@prefix :      <http://example.org/pharmacy#> .
-@prefix fhir:  <http://hl7.org/fhir/> .
-@prefix horis: <https://w3id.org/horismos#> .
-
-:ehr a horis:Adapter ;
-    horis:baseUrl "{base}" ;
-    horis:tokenFromEnv "{token_var}" ;
-    horis:grantedScope "patient/MedicationRequest.write" ;
-    horis:mapping horis:FhirJsonLd .
-
-:t.complete a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
-    horis:adapter :ehr ;
-    horis:commitScope "patient/MedicationRequest.write" ;
-    horis:binding "python:complete" ;
-    horis:timeout "2s" .
-
-:Complete a horis:Workflow ;
-    horis:focusType fhir:Patient ;
-    horis:start :CompleteStep .
-
-:CompleteStep a horis:ActionStep ;
-    horis:tool :t.complete ;
-    horis:requires \"\"\"?request a fhir:MedicationRequest ; fhir:status "active" ;
-                         fhir:subject [ fhir:reference ?this ] .\"\"\" {on_error} .
-
+SETTLE = """
 :Settle a horis:WaitStep ;
     horis:reason "the commit did not land: a pharmacist decides" ;
     horis:wake horis:OperatorInput ;
     horis:delivery horis:Silent .
 """
-
-
-def complete(request: dict[str, Any]) -> dict[str, Any]:
-    """Decide: the request is completed (one conditional update)."""
-    return {**request, "status": "completed"}
 
 
 class Ehr:
@@ -69,7 +35,7 @@ class Ehr:
 
     def __init__(self) -> None:
         self.fhir = FhirServer()
-        self.fhir.token = "s3cret-token"
+        self.fhir.token = TOKEN
         self._httpd: ThreadingHTTPServer | None = None
         self.port = 0
         self.start()
@@ -92,17 +58,9 @@ class Ehr:
 @pytest.fixture
 def ehr(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ehr]:
     e = Ehr()
-    monkeypatch.setenv(TOKEN_VAR, "s3cret-token")
-    e.fhir.put({"resourceType": "Patient", "id": "p1", "name": [{"family": "Chalmers"}]})
-    e.fhir.put(
-        {
-            "resourceType": "MedicationRequest",
-            "id": "mr1",
-            "status": "active",
-            "intent": "order",
-            "subject": {"reference": "Patient/p1"},
-        }
-    )
+    monkeypatch.setenv(TOKEN_VAR, TOKEN)
+    e.fhir.put(PATIENT)
+    e.fhir.put(medication_request("mr1"))
     yield e
     e.stop()
 
@@ -113,19 +71,9 @@ def hydrated(
 ) -> tuple[Agent, World]:
     """``quick``: the tool's timeout (``"100ms"``), its decision made on the loop's thread
     (judged of the function alone, no thread woken)."""
-    defs = DEFS.format(
-        base=ehr.fhir.base,
-        token_var=TOKEN_VAR,
-        on_error="; horis:onError :Settle" if on_error else "",
-    )
-    if quick:
-        defs = defs.replace('horis:timeout "2s"', f'horis:timeout "{quick}" ; horis:inline true')
-    path = tmp_path / "pharmacy.ttl"
-    path.write_text(defs)
-    agent = Agent.from_files(path, tools={"complete": complete})
-    world = World.open(store)
-    agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])
-    return agent, world
+    return completing(tmp_path, ehr.fhir, timeout=quick or "2s", inline=quick is not None,
+                      on_error="; horis:onError :Settle" if on_error else "", extra=SETTLE,
+                      store=store)
 
 
 def patient(ehr: Ehr) -> URIRef:
