@@ -7,6 +7,7 @@ commits it, once. A step that declares ``horis:onError`` still takes it. A real 
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
@@ -80,6 +81,27 @@ def patient(ehr: Ehr) -> URIRef:
     return URIRef(f"{ehr.fhir.base}/Patient/p1")
 
 
+def _kept(tmp_path: Path, ehr: Ehr, quick: str) -> Path:
+    """The pharmacy hydrated into an on-disk store (its path), and the tool's function in
+    complete.py, for `horismos run` in a process of its own (:func:`_run_alone`)."""
+    store = tmp_path / "store"
+    _, world = hydrated(tmp_path, ehr, quick=quick, store=f"oxigraph:{store}")
+    world.close()
+    (tmp_path / "complete.py").write_text(
+        "def complete(request):\n    return {**request, 'status': 'completed'}\n"
+    )
+    return store
+
+
+def _run_alone(tmp_path: Path, ehr: Ehr) -> subprocess.CompletedProcess[str]:
+    """`horismos run` of :Complete for the patient, on the store :func:`_kept` made."""
+    return horismos_forked(
+        tmp_path, "run", "pharmacy.ttl", "--store", "oxigraph:store", "--workflow",
+        ":Complete", "--focus", f"<{patient(ehr)}>", "--tools", "complete.py",
+        "--allow", ",".join(ALLOW), "--allow-host", "127.0.0.1", timeout=120,
+    )  # fmt: skip
+
+
 def test_a_commit_to_a_server_that_is_down_blocks_and_resume_commits_it_once(
     tmp_path: Path, ehr: Ehr
 ) -> None:
@@ -122,19 +144,10 @@ def test_a_commit_whose_connection_is_never_made_blocks_in_a_process_of_its_own(
     # a process that had committed before, httpx's came first, and the same outage was
     # blocked. Nothing was sent either way. (The client is now made before the deadline
     # starts: whichever comes first, the step is blocked.)
-    store = tmp_path / "store"
-    _, world = hydrated(tmp_path, ehr, quick="100ms", store=f"oxigraph:{store}")
-    world.close()
-    (tmp_path / "complete.py").write_text(
-        "def complete(request):\n    return {**request, 'status': 'completed'}\n"
-    )
+    store = _kept(tmp_path, ehr, quick="100ms")
     ehr.stop()
     with dropping(ehr.port):
-        ran = horismos_forked(
-            tmp_path, "run", "pharmacy.ttl", "--store", "oxigraph:store", "--workflow",
-            ":Complete", "--focus", f"<{patient(ehr)}>", "--tools", "complete.py",
-            "--allow", ",".join(ALLOW), "--allow-host", "127.0.0.1", timeout=120,
-        )  # fmt: skip
+        ran = _run_alone(tmp_path, ehr)
     assert ran.returncode == 4, ran.stdout + ran.stderr  # blocked
     assert "nothing was sent" in ran.stdout and "blocked, not failed" in ran.stdout, ran.stdout
     world = World.open(f"oxigraph:{store}")
@@ -152,17 +165,8 @@ def test_the_first_commit_of_a_process_of_its_own_is_not_timed_loading_the_clien
     # of CPU) within its deadline (twice horis:timeout, 100 ms here), which ran out before the
     # request left; the step was blocked, "no connection was made", and nothing was sent.
     # The client is made before the deadline starts, so the deadline times the request.
-    store = tmp_path / "store"
-    _, world = hydrated(tmp_path, ehr, quick="50ms", store=f"oxigraph:{store}")
-    world.close()
-    (tmp_path / "complete.py").write_text(
-        "def complete(request):\n    return {**request, 'status': 'completed'}\n"
-    )
-    ran = horismos_forked(
-        tmp_path, "run", "pharmacy.ttl", "--store", "oxigraph:store", "--workflow",
-        ":Complete", "--focus", f"<{patient(ehr)}>", "--tools", "complete.py",
-        "--allow", ",".join(ALLOW), "--allow-host", "127.0.0.1", timeout=120,
-    )  # fmt: skip
+    _kept(tmp_path, ehr, quick="50ms")
+    ran = _run_alone(tmp_path, ehr)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ehr.fhir.writes() == [("PUT", "/MedicationRequest/mr1")]
     assert ehr.fhir.current("MedicationRequest", "mr1")["status"] == "completed"
