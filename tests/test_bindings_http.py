@@ -322,21 +322,17 @@ def test_a_connection_still_being_made_at_the_timeout_was_not_sent(tmp_path) -> 
     never accepts): the call's 1 s runs out while it connects. The request never left, so a
     tool that is not idempotent is not held in doubt — the next call is made, not refused —
     and the words say it was not sent, not that the tool "did not answer"."""
-    import socket
+    from listening import dropping
 
-    with socket.socket() as deaf:
-        deaf.bind(("127.0.0.1", 0))
-        deaf.listen(0)
-        port = deaf.getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port)):  # the queue is full now
-            defs = tool("t.far", f"http://127.0.0.1:{port}/good", timeout="1s")
-            agent, world = load(tmp_path, defs + workflow("A") + step("A", "t.far"))
-            said = []
-            for _ in range(2):
-                called = agent.catalog.call("t.far", {"patient": EX.p1}, world)
-                assert called.status == "timed_out", called
-                assert called.error is not None and called.error["kind"] == "timeout"
-                said.append(called.error["message"])
+    with dropping() as port:
+        defs = tool("t.far", f"http://127.0.0.1:{port}/good", timeout="1s")
+        agent, world = load(tmp_path, defs + workflow("A") + step("A", "t.far"))
+        said = []
+        for _ in range(2):
+            called = agent.catalog.call("t.far", {"patient": EX.p1}, world)
+            assert called.status == "timed_out", called
+            assert called.error is not None and called.error["kind"] == "timeout"
+            said.append(called.error["message"])
     assert said[0] == said[1]
     assert "t.far was not sent within 1s (horis:timeout): it never left" in said[0]
     assert "did not answer" not in said[0]

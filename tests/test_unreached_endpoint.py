@@ -393,15 +393,11 @@ def test_an_endpoint_that_never_accepts_is_blocked_whichever_timeout_comes_first
     # accepts): the step's 5 s ran out while it connected, a ToolTimeout "was not sent", and
     # the instance failed for good; had the connection's own timeout come first, the same
     # outage was an Unreachable, and blocked. Nothing was sent either way.
-    import socket
+    from listening import dropping
 
-    with socket.socket() as deaf:
-        deaf.bind(("127.0.0.1", 0))
-        deaf.listen(0)
-        port = deaf.getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port)):  # the queue is full now
-            agent, world = load(tmp_path, f"http://127.0.0.1:{port}/queue")
-            run = agent.run(world, workflow=EX.Direct, focus=EX.p1)
+    with dropping() as port:
+        agent, world = load(tmp_path, f"http://127.0.0.1:{port}/queue")
+        run = agent.run(world, workflow=EX.Direct, focus=EX.p1)
     assert run.status == "blocked", run.error
     (step,) = run.steps
     assert "was not sent within 5s" in str(step.error), step.error
