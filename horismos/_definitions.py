@@ -31,7 +31,7 @@ from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
 from ._for_each_items import ForEachItems
-from ._hazards import endless_loops, hazards
+from ._hazards import endless_loops, hazards, node_hazards
 from ._held_waits import held_waits, written_before
 from ._individuals import individuals
 from ._model import ActionStep, Rule, Step
@@ -188,10 +188,22 @@ class _Builder(
         self.check_namespaces()
         self.check_split_definitions()
         self.check_imports()
+        # a tool's or a step's own hazards, beside the errors too: a tool found wrong is read
+        # as written (its retries beside its timeout's error), but not one whose
+        # horis:idempotent is wrong, which it would then be warned of as if it said false
+        misread = {
+            about[0]
+            for said in self.said_of.values()
+            for about in said
+            if about is not None and about[1] == HORIS.idempotent
+        }
+        tools = [*self.defs.tools.values(), *self.broken_tools.values()]
+        for h in node_hazards(tools, self.defs.steps, self.n):
+            if h.node not in misread:
+                self.hazard(h)
         if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
             self.check_reachability()
             for h in hazards(
-                self.defs.tools,
                 self.defs.steps,
                 self.defs.workflows,
                 self.entailed_from,

@@ -85,6 +85,7 @@ __all__ = [
     "flow_graph",
     "gated",
     "hazards",
+    "node_hazards",
     "path_text",
     "written_on_focus",
 ]
@@ -163,21 +164,15 @@ def _read_only_acting(tool: Tool) -> Hazard:
     )
 
 
-def hazards(
-    tools: Mapping[URIRef, Tool],
-    steps: Mapping[URIRef, Step],
-    workflows: Mapping[URIRef, Workflow],
-    widen: Callable[[URIRef], Iterable[URIRef]],
-    name: Callable[[Node], str],
-    shut_once_done: Callable[[ActionStep], bool],
+def node_hazards(
+    tools: Iterable[Tool], steps: Mapping[URIRef, Step], name: Callable[[Node], str]
 ) -> Iterator[Hazard]:
-    """Every hazard of the built definitions, for the loader to word and locate; each kind is
-    found by a function of its own, named in the module's docstring. ``widen`` is what
-    :func:`endless_loops` takes; ``shut_once_done``, whether a step's own guard forbids what
-    its tool surely writes on the focus, or on each item of a ``horis:forEach``
-    (:func:`._tripped_guards.shut_once_done`), which
-    reads guards with what this module's callers build on it."""
-    for tool in tools.values():
+    """The hazards a tool or a step has on its own, read from its own statements alone
+    (retries or ``horis:ReadOnly`` on a tool that is not idempotent, an edge back to the
+    step itself): the loader says them beside its errors too. Held back with the flow's
+    hazards until every error was mended, they met the author who had mended them as new
+    warnings on the next run, where ``validate`` says every mistake in one pass."""
+    for tool in tools:
         if tool.retries and not tool.idempotent:
             yield Hazard(
                 tool.iri,
@@ -208,6 +203,23 @@ def hazards(
                 "send horis:next to the step that acts on the answer",
                 HORIS.next,
             )
+
+
+def hazards(
+    steps: Mapping[URIRef, Step],
+    workflows: Mapping[URIRef, Workflow],
+    widen: Callable[[URIRef], Iterable[URIRef]],
+    name: Callable[[Node], str],
+    shut_once_done: Callable[[ActionStep], bool],
+) -> Iterator[Hazard]:
+    """Every hazard of the built flow, for the loader to word and locate, once the
+    definitions hold no error (a step it found broken misleads them); each kind is found by
+    a function of its own, named in the module's docstring. ``widen`` is what
+    :func:`endless_loops` takes; ``shut_once_done``, whether a step's own guard forbids what
+    its tool surely writes on the focus, or on each item of a ``horis:forEach``
+    (:func:`._tripped_guards.shut_once_done`), which
+    reads guards with what this module's callers build on it."""
+    for each in steps.values():
         if isinstance(each, WaitStep) and (h := _timeout_goes_on(each, steps, name)) is not None:
             yield h
     # a loop through a wait only a person ends goes round once per answer, each time round

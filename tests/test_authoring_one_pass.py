@@ -1,0 +1,89 @@
+"""``horismos validate`` says every mistake in one pass (docs/reference/validate.md): one
+mistake does not hide another. Each pair below was made in a copy of the triage workflow;
+``validate`` said only the first, and mending it revealed the second on the next run — the
+tool's warning about its retries held back while any error stood, a binding to a server
+nothing declares dropped for a tool already found wrong. Now ``validate`` of both says what
+``validate`` of each says, at the same line and no more."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from in_process import horismos_in_process
+from workflow_edits import TRIAGE
+
+Edit = tuple[str, str]
+
+QUEUE_BIND = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] ;'
+NOTIFY_BIND = 'horis:bind [ horis:arg "patient" ; horis:var "this" ] .'
+
+RETRIES = ("    horis:idempotent false .", "    horis:retries 2 ;\n    horis:idempotent false .")
+"""A warning of the tool alone: retries on a tool that is not idempotent."""
+READ_ONLY = ('horis:timeout "5s" ;', 'horis:timeout "5s" ;\n    horis:sideEffect horis:ReadOnly ;')
+"""A warning of the tool alone: horis:ReadOnly on a tool that is not idempotent."""
+OWN_ERROR = (NOTIFY_BIND, NOTIFY_BIND[:-2] + " ;\n    horis:onError :NotifyNurse .")
+"""A warning of the step alone: its horis:onError is itself."""
+MISNAMED_ARG = (QUEUE_BIND, QUEUE_BIND.replace('"patient"', '"patiant"'))
+"""An error of the step the load finds: horis:bind names an argument the tool lacks."""
+ZERO_TIMEOUT = ('horis:timeout "5s"', 'horis:timeout "0s"')
+"""An error of the queue tool, which it is then modelled broken for."""
+FOCUS_DATATYPE = ("horis:focusType :Patient ;", "horis:focusType xsd:string ;")
+"""An error of the workflow."""
+UNCLOSED = ("FILTER NOT EXISTS { ?this :assignedNurse ?n }",
+            "FILTER NOT EXISTS { ?this :assignedNurse ?n ")
+"""An error of the notify step: its horis:requires does not parse."""
+PAIRS = {
+    "retries beside a step's error": (RETRIES, MISNAMED_ARG),
+    "retries beside the same tool's error": (RETRIES, ZERO_TIMEOUT),
+    "read-only beside the workflow's error": (READ_ONLY, FOCUS_DATATYPE),
+    "a step's own onError beside its pattern's error": (OWN_ERROR, UNCLOSED),
+}
+
+
+def said(tmp_path: Path, *edits: Edit) -> list[tuple[str, str]]:
+    """What ``validate`` says of the triage workflow with ``edits`` made: each finding as
+    the text of the line it is placed at, and its words after the place."""
+    text = TRIAGE[0].read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    folder = tmp_path / str(len(list(tmp_path.iterdir())))
+    folder.mkdir()
+    path = folder / TRIAGE[0].name
+    path.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    done = horismos_in_process(tmp_path, "validate", str(path), str(TRIAGE[1]))
+    assert "Traceback" not in done.stderr, done.stderr
+    found = []
+    for line in done.stdout.splitlines():
+        if (m := re.match(rf"{re.escape(str(path))}:(\d+): (.*)", line)) is not None:
+            found.append((lines[int(m[1]) - 1].strip(), m[2]))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(("first", "second"), PAIRS.values(), ids=list(PAIRS))
+def test_two_mistakes_are_said_as_each_is_alone(tmp_path: Path, first: Edit,
+                                                second: Edit) -> None:
+    alone = said(tmp_path, first), said(tmp_path, second)
+    assert alone[0] and alone[1]
+    assert said(tmp_path, first, second) == sorted([*alone[0], *alone[1]])
+
+
+def test_retries_beside_an_idempotent_flag_that_is_no_boolean_is_not_warned_of(
+        tmp_path: Path) -> None:
+    # read as false, the flag gave "retries on a tool that is not idempotent" beside the
+    # error saying to write true or false: the author had meant true
+    found = said(tmp_path, ("horis:retries 1 ;\n    horis:idempotent true .",
+                            'horis:retries 1 ;\n    horis:idempotent "yes" .'))
+    assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
+    assert 'horis:idempotent must be true or false, not "yes"' in found[0][1]
+
+
+def test_an_argument_a_pattern_that_does_not_parse_would_give_is_not_said_unbound(
+        tmp_path: Path) -> None:
+    # the pattern binds ?rf for the "ref" it is meant to give; not parsed, it binds nothing,
+    # and "no pattern variable ?ref" follows from the syntax error said at its line
+    found = said(tmp_path, UNCLOSED, ("?this :queueRef ?ref .", "?this :queueRef ?rf ."))
+    assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
