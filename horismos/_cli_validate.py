@@ -166,14 +166,21 @@ def _not_reached(defs: Definitions, args: argparse.Namespace) -> list[str]:
 def _found_beyond(e: AuthoringError) -> list[Problem]:
     """The errors the checks after a load find in what it made of the definitions before
     it failed: a modeler sees every node's mistakes in one pass, not a second set once the
-    first is mended. A node the load already found wrong is left at that (what else is said
-    of it may follow from it), and nothing is said twice at one line."""
+    first is mended. A step or shape the load already found wrong is left at that (an
+    argument its broken pattern gives is not "unbound"); a binding's own text is judged of
+    every tool however else it is wrong (an ill-typed horis:value hid the undeclared server
+    its binding names). Nothing is said twice at one line."""
     defs = e.definitions
     if defs is None:
         return []
     wrong = {p.node for p in e.problems if p.severity == "error"}
     said = {(p.file, p.line) for p in e.problems}
-    found = [p for p in _after_load(defs) if p.node not in wrong and (p.file, p.line) not in said]
+    found = [p for p in _bindings_judged(defs) if (p.file, p.line) not in said]
+    found += [
+        p
+        for p in [*unbound_arguments(defs), *shape_problems(defs)]
+        if p.node not in wrong and (p.file, p.line) not in said
+    ]
     said |= {(p.file, p.line) for p in found}
     # an expression is judged on its own: a shape's other slip says nothing of it
     return found + [p for p in pattern_problems(defs) if (p.file, p.line) not in said]
@@ -189,6 +196,12 @@ def _after_load(defs: Definitions, connected: Iterable[Problem] = ()) -> list[Pr
         *credential_problems(defs),
         *shape_problems(defs),
     ]
+
+
+def _bindings_judged(defs: Definitions) -> list[Problem]:
+    """The errors of :func:`_after_load` a binding's text alone gives (a server nothing
+    declares, credentials in a URL): nothing else said of its tool makes them follow."""
+    return [*server_problems(defs), *credential_problems(defs)]
 
 
 def _placed(p: Problem) -> tuple[str, int]:

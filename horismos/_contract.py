@@ -347,7 +347,9 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
     validated and the run refused at its start, naming no file or line. No server is reached."""
     known = sorted({*defs.mcp_servers, *passed})
     problems = []
-    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+    for tool in sorted(
+        [*defs.tools.values(), *defs.broken_tools.values()], key=lambda t: str(t.iri)
+    ):
         if tool.mcp_address is None:
             continue
         server, remote = tool.mcp_address
@@ -403,7 +405,7 @@ def credential_problems(defs: Definitions) -> list[Problem]:
     )
     found = [
         (t.iri, HORIS.binding, t.binding, t.name)
-        for t in defs.tools.values()
+        for t in [*defs.tools.values(), *defs.broken_tools.values()]
         if t.binding.startswith(("http://", "https://"))
     ]
     found += [

@@ -356,6 +356,7 @@ class _Builder(
         self.defs.warnings = [p for p in problems if p.severity == "warning"]
         if any(p.severity == "error" for p in problems):
             self.defs.errors = tuple(p for p in problems if p.severity == "error")
+            self.defs.broken_tools = {t.iri: t for t in self.broken_tools.values()}
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
 

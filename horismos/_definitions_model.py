@@ -77,6 +77,10 @@ class Definitions:
     errors: tuple[Problem, ...] = ()
     """The loader's errors, when it gave up (:attr:`AuthoringError.definitions`): definitions
     with any are only checked further, never run (:class:`~horismos.Agent` refuses them)."""
+    broken_tools: dict[URIRef, Tool] = field(default_factory=dict)
+    """Tools the loader found wrong but could read (their arguments are right), as written,
+    when it gave up: checked further with the rest (the MCP server a binding names), never
+    run. Left out, a tool's other mistakes were said only once its first was mended."""
     _legacy_digest: str | None = field(default=None, init=False, repr=False, compare=False)
     """:func:`legacy_definitions_digest`, once asked for (it is slow)."""
 

@@ -29,16 +29,29 @@ MISNAMED_ARG = (QUEUE_BIND, QUEUE_BIND.replace('"patient"', '"patiant"'))
 """An error of the step the load finds: horis:bind names an argument the tool lacks."""
 ZERO_TIMEOUT = ('horis:timeout "5s"', 'horis:timeout "0s"')
 """An error of the queue tool, which it is then modelled broken for."""
+NOTIFY_ZERO_TIMEOUT = ('horis:timeout "2s"', 'horis:timeout "0s"')
+"""The same of the notify tool."""
 FOCUS_DATATYPE = ("horis:focusType :Patient ;", "horis:focusType xsd:string ;")
 """An error of the workflow."""
 UNCLOSED = ("FILTER NOT EXISTS { ?this :assignedNurse ?n }",
             "FILTER NOT EXISTS { ?this :assignedNurse ?n ")
 """An error of the notify step: its horis:requires does not parse."""
+ILL_TYPED_VALUE = (":queuedAt ; horis:value horis:now", ':queuedAt ; horis:value "soon"')
+"""An error of the queue tool's effect: a string for a property whose range is xsd:dateTime."""
+QUEUE_NO_SERVER = ('"python:ehr_client.assign_queue"', '"mcp://nosuch/assign_queue"')
+"""An error of the queue tool's binding, found after the load: no server "nosuch"."""
+NOTIFY_NO_SERVER = ('"python:ehr_client.notify_nurse"', '"mcp://nosuch/notify_nurse"')
+NOTIFY_CREDENTIALS = ('"python:ehr_client.notify_nurse"', '"https://u:pw@ehr.example/notify"')
+"""An error of the notify tool's binding found after the load: credentials in its URL."""
+
 PAIRS = {
     "retries beside a step's error": (RETRIES, MISNAMED_ARG),
     "retries beside the same tool's error": (RETRIES, ZERO_TIMEOUT),
     "read-only beside the workflow's error": (READ_ONLY, FOCUS_DATATYPE),
     "a step's own onError beside its pattern's error": (OWN_ERROR, UNCLOSED),
+    "an undeclared server beside the tool's ill-typed value": (ILL_TYPED_VALUE, QUEUE_NO_SERVER),
+    "an undeclared server beside the tool's timeout": (NOTIFY_NO_SERVER, NOTIFY_ZERO_TIMEOUT),
+    "credentials in a URL beside the tool's timeout": (NOTIFY_CREDENTIALS, NOTIFY_ZERO_TIMEOUT),
 }
 
 
