@@ -95,7 +95,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         defs = load_definitions(args.paths)
     except AuthoringError as e:
-        problems = sorted([*e.problems, *_found_beyond(e)], key=_placed)
+        problems = sorted([*e.problems, *_found_beyond(e, args)], key=_placed)
         for p in problems:
             print(p)
         print(f"invalid: {counts(problems)}")
@@ -163,24 +163,31 @@ def _not_reached(defs: Definitions, args: argparse.Namespace) -> list[str]:
     return notes
 
 
-def _found_beyond(e: AuthoringError) -> list[Problem]:
-    """The errors the checks after a load find in what it made of the definitions before
-    it failed: a modeler sees every node's mistakes in one pass, not a second set once the
-    first is mended. A step or shape the load already found wrong is left at that (an
-    argument its broken pattern gives is not "unbound"); a binding's own text is judged of
-    every tool however else it is wrong (an ill-typed horis:value hid the undeclared server
-    its binding names). Nothing is said twice at one line."""
+def _found_beyond(e: AuthoringError, args: argparse.Namespace) -> list[Problem]:
+    """What the checks after a load find in what it made of the definitions before it
+    failed, errors and warnings: a modeler sees every node's mistakes in one pass, not a
+    second set once the first is mended. A step or shape the load already found wrong is
+    left at that (an argument its broken pattern gives is not "unbound", nor "bound only by
+    an OPTIONAL"); a binding's own text, and what this machine lacks to run a tool or a
+    model, is judged of every tool and step however else it is wrong (an ill-typed
+    horis:value hid the undeclared server its binding names). Nothing is said twice at one
+    line."""
     defs = e.definitions
     if defs is None:
         return []
     wrong = {p.node for p in e.problems if p.severity == "error"}
     said = {(p.file, p.line) for p in e.problems}
-    found = [p for p in _bindings_judged(defs) if (p.file, p.line) not in said]
-    found += [
-        p
-        for p in [*unbound_arguments(defs), *shape_problems(defs)]
-        if p.node not in wrong and (p.file, p.line) not in said
+    own = [
+        *_bindings_judged(defs),
+        *command_problems(defs),
+        *unkeyed_models(defs),
+        *unreached_hosts(defs, Hosts(tuple(allowed_hosts(args)))),
     ]
+    found = [p for p in own if (p.file, p.line) not in said]
+    checked = [*unbound_arguments(defs), *sometimes_unbound(defs), *shape_problems(defs)]
+    if args.tools or args.allow_module:
+        checked += binding_problems(defs, reach(args, calls=False))
+    found += [p for p in checked if p.node not in wrong and (p.file, p.line) not in said]
     said |= {(p.file, p.line) for p in found}
     # an expression is judged on its own: a shape's other slip says nothing of it
     return found + [p for p in pattern_problems(defs) if (p.file, p.line) not in said]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from in_process import horismos_in_process
-from workflow_edits import TRIAGE
+from workflow_edits import REBOOKING, TRIAGE
 
 Edit = tuple[str, str]
 
@@ -36,6 +36,8 @@ FOCUS_DATATYPE = ("horis:focusType :Patient ;", "horis:focusType xsd:string ;")
 UNCLOSED = ("FILTER NOT EXISTS { ?this :assignedNurse ?n }",
             "FILTER NOT EXISTS { ?this :assignedNurse ?n ")
 """An error of the notify step: its horis:requires does not parse."""
+OPTIONAL_REF = ("?this :queueRef ?ref .", "OPTIONAL { ?this :queueRef ?ref }")
+"""A warning of the notify step found after the load: its "ref" bound only by an OPTIONAL."""
 ILL_TYPED_VALUE = (":queuedAt ; horis:value horis:now", ':queuedAt ; horis:value "soon"')
 """An error of the queue tool's effect: a string for a property whose range is xsd:dateTime."""
 QUEUE_NO_SERVER = ('"python:ehr_client.assign_queue"', '"mcp://nosuch/assign_queue"')
@@ -52,22 +54,24 @@ PAIRS = {
     "an undeclared server beside the tool's ill-typed value": (ILL_TYPED_VALUE, QUEUE_NO_SERVER),
     "an undeclared server beside the tool's timeout": (NOTIFY_NO_SERVER, NOTIFY_ZERO_TIMEOUT),
     "credentials in a URL beside the tool's timeout": (NOTIFY_CREDENTIALS, NOTIFY_ZERO_TIMEOUT),
+    "an argument bound by an OPTIONAL beside a tool's error": (OPTIONAL_REF, ZERO_TIMEOUT),
 }
 
 
-def said(tmp_path: Path, *edits: Edit) -> list[tuple[str, str]]:
-    """What ``validate`` says of the triage workflow with ``edits`` made: each finding as
-    the text of the line it is placed at, and its words after the place."""
-    text = TRIAGE[0].read_text(encoding="utf-8")
+def said(tmp_path: Path, *edits: Edit,
+         workflow: tuple[Path, Path] = TRIAGE) -> list[tuple[str, str]]:
+    """What ``validate`` says of ``workflow`` (the triage workflow) with ``edits`` made:
+    each finding as the text of the line it is placed at, and its words after the place."""
+    text = workflow[0].read_text(encoding="utf-8")
     for old, new in edits:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     folder = tmp_path / str(len(list(tmp_path.iterdir())))
     folder.mkdir()
-    path = folder / TRIAGE[0].name
+    path = folder / workflow[0].name
     path.write_text(text, encoding="utf-8")
     lines = text.splitlines()
-    done = horismos_in_process(tmp_path, "validate", str(path), str(TRIAGE[1]))
+    done = horismos_in_process(tmp_path, "validate", str(path), str(workflow[1]))
     assert "Traceback" not in done.stderr, done.stderr
     found = []
     for line in done.stdout.splitlines():
@@ -100,3 +104,14 @@ def test_an_argument_a_pattern_that_does_not_parse_would_give_is_not_said_unboun
     # and "no pattern variable ?ref" follows from the syntax error said at its line
     found = said(tmp_path, UNCLOSED, ("?this :queueRef ?ref .", "?this :queueRef ?rf ."))
     assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
+
+
+def test_a_model_without_its_key_is_said_beside_a_tools_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    unkeyed = ('horis:model "lexical:bm25" ;', 'horis:model "anthropic:claude-test" ;')
+    zero = ('horis:timeout "5s" ;', 'horis:timeout "0s" ;')
+    alone = [said(tmp_path, edit, workflow=REBOOKING) for edit in (unkeyed, zero)]
+    assert "needs ANTHROPIC_API_KEY" in alone[0][-1][1], alone[0]
+    assert said(tmp_path, unkeyed, zero, workflow=REBOOKING) == sorted([*alone[0], *alone[1]])
