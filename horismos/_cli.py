@@ -440,8 +440,9 @@ def _what_stays(args: argparse.Namespace) -> str:
 def _notes(args: argparse.Namespace, e: BaseException) -> None:
     """The notes on ``e`` a line each, after its own message: what else failed as the command
     stopped (a world that could not close), said where it no longer replaces why it stopped."""
+    said = _command(args)
     for note in getattr(e, "__notes__", ()):
-        print(f"horismos {args.command}: {redact_text(str(note))}", file=sys.stderr)
+        print(f"horismos {said}: {redact_text(str(note))}", file=sys.stderr)
 
 
 def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
@@ -451,6 +452,9 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)  # trace) printed escaped, no traceback
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    # named as its words are, as argparse names it: `horismos tools call: error: …`, where
+    # `horismos tools:` left a script running several tools actions to guess which failed
+    said = _command(args)
     try:
         if isinstance(getattr(args, "allow", None), str):  # said as typed, before any loading
             allowed(args.allow, said="--allow ")
@@ -461,25 +465,25 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         return 1
     except AuthoringError as e:
         what = "world data" if isinstance(e, WorldDataError) else "definitions"
-        print(f"horismos {args.command}: {counts(e.problems)} in the {what}:", file=sys.stderr)
+        print(f"horismos {said}: {counts(e.problems)} in the {what}:", file=sys.stderr)
         for p in sorted(e.problems, key=lambda p: (p.file or "~", p.line or 0)):  # as validate
             print(f"  {p}", file=sys.stderr)
         _notes(args, e)
         return EXIT_USAGE
     except NotHeld as e:  # not the user's mistake: another run has the focus now
-        print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
+        print(f"horismos {said}: error: {redact_text(str(e))}", file=sys.stderr)
         return EXIT["running"]
     except HorismosError as e:
-        print(f"horismos {args.command}: error: {redact_text(str(e))}", file=sys.stderr)
+        print(f"horismos {said}: error: {redact_text(str(e))}", file=sys.stderr)
         _notes(args, e)
         return EXIT_USAGE
     except OSError as e:  # a file the command reads or writes; never a traceback
-        print(f"horismos {args.command}: error: {os_failure(e)}", file=sys.stderr)
+        print(f"horismos {said}: error: {os_failure(e)}", file=sys.stderr)
         if _command(args) in _COMMITS and any_sent():
             # a trace or --out that could not be written after tools were called: "run the
             # command again" alone had a world kept in memory call them all again
             print(
-                f"horismos {args.command}: note: tools were called before this, so before "
+                f"horismos {said}: note: tools were called before this, so before "
                 f"running it again: {_what_stays(args)}",
                 file=sys.stderr,
             )
@@ -487,7 +491,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         return EXIT_USAGE
     except UnicodeDecodeError as e:  # a file read as text that is not UTF-8
         print(
-            f"horismos {args.command}: error: an input is not UTF-8 text ({e.reason} at byte "
+            f"horismos {said}: error: an input is not UTF-8 text ({e.reason} at byte "
             f"{e.start}); give text files in UTF-8",
             file=sys.stderr,
         )
@@ -495,7 +499,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
         return EXIT_USAGE
     except RecursionError as e:  # JSON or RDF nested past what Python's parsers follow
         print(
-            f"horismos {args.command}: error: an input is nested too deeply to be read",
+            f"horismos {said}: error: an input is nested too deeply to be read",
             file=sys.stderr,
         )
         _notes(args, e)
@@ -503,7 +507,7 @@ def _main(args: argparse.Namespace, terminate: _Terminate | None) -> int:
     except KeyboardInterrupt as e:
         terminated = terminate is not None and terminate.received
         print(
-            f"\nhorismos {args.command}: {'terminated' if terminated else 'interrupted'}; "
+            f"\nhorismos {said}: {'terminated' if terminated else 'interrupted'}; "
             + _what_stays(args),
             file=sys.stderr,
         )

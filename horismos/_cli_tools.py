@@ -373,7 +373,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
     agent = _catalog_agent(args)
     world = lent = None
     if args.world or args.store != DEFAULT_STORE:
-        world = open_for_writing(args.store, "tools", create=False)
+        world = open_for_writing(args.store, "tools discover", create=False)
         if world.store.persistent and args.world:  # read beside the store, then taken back
             lent = LentWorld(world)
         else:
@@ -390,7 +390,7 @@ def cmd_tools_discover(args: argparse.Namespace) -> int:
             allow=args.allow.split(","),
         )
     finally:
-        end_lend(lent, "tools")  # discovery writes nothing to the store
+        end_lend(lent, "tools discover")  # discovery writes nothing to the store
     shown = [d for d in found if args.include_blocked or d.availability == "executable"]
     if args.format == "json":
         print(json.dumps([d.to_json() for d in shown], indent=2, ensure_ascii=False))
@@ -439,7 +439,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     # was a new empty store the call committed into
     # what a process stopped mid-call lent and never took back is not read as the store's
     try:
-        world = open_for_writing(args.store, "tools", create=bool(args.world))
+        world = open_for_writing(args.store, "tools call", create=bool(args.world))
     except StoreHeld as e:  # another process has the store: its trace says so, as run's does
         if args.trace:
             refused_before_store(
@@ -482,12 +482,12 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
             )
         )
     finally:  # refused, failed, answered again under its key, or stopped before its commit
-        end_lend(lent, "tools")
+        end_lend(lent, "tools call")
     if args.out:
         write_world(world, agent.definitions, args.out, out_format)
         result.artifacts.append({"type": "world", "path": args.out})
     for note in result.notes:  # as a command's other failures are told, after its outcome
-        print(f"horismos tools: note: {redact_text(note)}", file=sys.stderr)
+        print(f"horismos tools call: note: {redact_text(note)}", file=sys.stderr)
     kept = bool(args.out) or world.store.persistent
     if args.format == "json":
         if not kept:
@@ -525,7 +525,7 @@ def cmd_tools_reconcile(args: argparse.Namespace) -> int:
     payload = _json_args(args.args)
     agent = _catalog_agent(args)
     # its call's --world data, if it was killed, taken back
-    world = open_for_writing(args.store, "tools", create=False)
+    world = open_for_writing(args.store, "tools reconcile", create=False)
     try:
         if not world.store.persistent and not world.store.shared:
             raise UsageError(
@@ -587,7 +587,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
     approval = fresh_approval(agent.catalog.approve(tool.iri, _json_args(args.args)))
     # as for run: a store not made yet is made only to load --world into (a mistyped path
     # was a new store holding an approval no call would find)
-    with open_for_writing(args.store, "tools", create=bool(args.world)) as world:  # let go
+    with open_for_writing(args.store, "tools approve", create=bool(args.world)) as world:  # let go
         # F beside a persistent store only for writing --out: the approval is what lands.
         # Without --out nothing reads F: it is only refused if it brings an approval record
         beside = bool(args.world) and world.store.persistent
@@ -609,7 +609,7 @@ def cmd_tools_approve(args: argparse.Namespace) -> int:
                 load_world(world, args.paths)
             _issue(args, agent, tool, world, approval, out_format)
         finally:
-            end_lend(lent, "tools")
+            end_lend(lent, "tools approve")
     print(approval)
     return 0
 

@@ -775,10 +775,10 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path: Path) -> 
             (["run", *TRIAGE, *TOOLS, "--world", "w.ttl", "--all"], 2,
              f"horismos run: 1 error in the world data:\n  {said}\n"),
             (["trace", "show", "t.jsonl"], 2,
-             "horismos trace: error: t.jsonl: cannot read it ([Errno 5] Input/output error); check "
-             "that it is a file this user may read, on a disk that answers\n"),
+             "horismos trace show: error: t.jsonl: cannot read it ([Errno 5] Input/output "
+             "error); check that it is a file this user may read, on a disk that answers\n"),
             (["tools", "call", "ehr.notify_nurse", *TRIAGE, *WORLD, "--args", "@folder"], 2,
-             "horismos tools: error: --args @folder: this is a folder, not a file; give a "
+             "horismos tools call: error: --args @folder: this is a folder, not a file; give a "
              "file in it\n")):
         p = horismos(*args, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (code, text), args
@@ -849,9 +849,10 @@ def test_every_input_that_cannot_be_read_is_said_in_the_same_words(tmp_path: Pat
             (["resume", *TRIAGE, *WORLD, "--instance", "urn:horismos:instance:x",
               "--facts", "w.ttl"], 2, f"horismos resume: error: --facts w.ttl: {eio}\n"),
             (["tools", "inventory", *TRIAGE, "--check", "w.ttl"], 2,
-             f"horismos tools: error: --check w.ttl: {eio}\n"),
-            (["trace", "show", "folder"], 2, f"horismos trace: error: {folder}\n"),
-            (["trace", "view", "folder", "-o", "x.html"], 2, f"horismos trace: error: {folder}\n"),
+             f"horismos tools inventory: error: --check w.ttl: {eio}\n"),
+            (["trace", "show", "folder"], 2, f"horismos trace show: error: {folder}\n"),
+            (["trace", "view", "folder", "-o", "x.html"], 2,
+             f"horismos trace view: error: {folder}\n"),
             (["graph", *TRIAGE, "--format", "svg", "--trace", "folder"], 2,  # its traces
              "horismos graph: error: folder: no *.jsonl traces in this folder\n"),
             (["digest", "bad.ttl", "--store", "memory"], 2,
@@ -918,9 +919,9 @@ def test_an_output_of_dash_is_refused_not_written_as_a_file_named_dash(tmp_path:
                  ["trace", "export", str(ROOT / "tests" / "fixtures" / "traces" / "recorded"
                                          / "triage-all.jsonl"), "--output", "-"]):
         p = horismos(*args, cwd=tmp_path)
-        option = args[-2]
+        option, command = args[-2], " ".join(args[:2] if args[0] == "trace" else args[:1])
         assert (p.returncode, p.stderr) == (
-            2, f"horismos {args[0]}: error: {option} -: {option} writes a file, not stdout; "
+            2, f"horismos {command}: error: {option} -: {option} writes a file, not stdout; "
                "give a file name\n"), p.stdout + p.stderr
     assert list(tmp_path.iterdir()) == []
 

@@ -105,10 +105,10 @@ SAVE = "give the file's name (save what a pipe gives to a file first)"
 @pytest.mark.parametrize(("args", "said"), [
     (["validate", "-"], f"-: error: {STDIN} — {SAVE}\n"),
     (["run", *TRIAGE, "--world", "-", "--all"], f"  -: error: {STDIN} — {SAVE}\n"),
-    (["trace", "show", "-"], f"horismos trace: error: -: {STDIN}; {SAVE}\n"),
+    (["trace", "show", "-"], f"horismos trace show: error: -: {STDIN}; {SAVE}\n"),
     (["replay", "-", *TRIAGE], f"horismos replay: error: -: {STDIN}; {SAVE}\n"),
     (["tools", "call", "ehr.assign_queue", "--args", "@-", *TRIAGE],
-     f"horismos tools: error: --args @-: {STDIN}; give the JSON itself (--args "
+     f"horismos tools call: error: --args @-: {STDIN}; give the JSON itself (--args "
      """'{"patient": ":patient42"}') or @FILE, a file holding it\n""")])
 def test_dash_as_an_input_says_stdin_is_not_read_there(
         tmp_path: Path, args: list[str], said: str) -> None:
@@ -363,8 +363,18 @@ def test_tools_discover_given_a_file_first_says_the_query_comes_first(tmp_path: 
     executable tool matched them, exit 1."""
     p = horismos("tools", "discover", *TRIAGE, cwd=tmp_path)
     assert (p.returncode, p.stderr) == (
-        2, f"horismos tools: error: {TRIAGE[0]} names a file, where the QUERY comes first: "
-           f"horismos tools discover 'WORDS' {TRIAGE[0]} …\n"), p.stdout + p.stderr
+        2, f"horismos tools discover: error: {TRIAGE[0]} names a file, where the QUERY comes "
+           f"first: horismos tools discover 'WORDS' {TRIAGE[0]} …\n"), p.stdout + p.stderr
+
+
+def test_a_tool_not_found_is_said_by_the_tools_action_that_looked(tmp_path: Path) -> None:
+    """`horismos tools call ehr.nosuch …` said `horismos tools: error: no tool named …`, where
+    argparse's own errors of the same command say `horismos tools call:`; a script running
+    several tools actions could not tell which had failed."""
+    p = horismos("tools", "call", "ehr.nosuch", *TRIAGE, "--args", "{}", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, "horismos tools call: error: no tool named 'ehr.nosuch' (declared: "
+           "ehr.assign_queue, ehr.notify_nurse)\n"), p.stdout + p.stderr
 
 
 def test_validate_leaves_a_tab_and_unicode_spacing_as_they_are(tmp_path: Path) -> None:
