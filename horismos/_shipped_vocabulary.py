@@ -26,6 +26,7 @@ __all__ = [
     "compiled_authoring_shapes",
     "kind_names",
     "property_homes",
+    "taken_inside",
     "vocabulary_graph",
 ]
 
@@ -95,6 +96,27 @@ def property_homes() -> dict[URIRef, frozenset[URIRef]]:
             for pshape in shapes.objects(shape, SH.property):
                 add(shapes.value(pshape, SH.path), cls)
     return {p: frozenset(k) for p, k in homes.items() if k}
+
+
+@cache
+def taken_inside() -> dict[URIRef, tuple[URIRef, ...]]:
+    """The ``horis:`` properties a node written as the value of each ``horis:`` property
+    takes (``horis:when [ … ]``: ``horis:next``, ``horis:order`` and ``horis:requires``),
+    read from the paths of the authoring shapes that judge its values
+    (``sh:targetObjectsOf``), which list every term the loader reads there. The vocabulary
+    gives these nodes no class, so no ``rdfs:domain`` says it. What a term the vocabulary
+    does not have, written in such a node, is told the place takes: "see
+    ontologies/horis.ttl" left the author to find a rule's terms among a hundred."""
+    shapes = authoring_shapes()
+    if shapes is None:
+        return {}
+    taken: dict[URIRef, set[URIRef]] = {}
+    for shape, prop in shapes.subject_objects(SH.targetObjectsOf):
+        for pshape in shapes.objects(shape, SH.property):
+            path = shapes.value(pshape, SH.path)
+            if isinstance(prop, URIRef) and isinstance(path, URIRef):
+                taken.setdefault(prop, set()).add(path)
+    return {prop: tuple(sorted(inner, key=str)) for prop, inner in taken.items()}
 
 
 def _package_graph(name: str) -> Graph:

@@ -24,6 +24,7 @@ from ._datatypes import turtle_term
 from ._define_patterns import PatternReading
 from ._errors import Problem
 from ._language_tags import caused_by_tag, string_properties, tagged_strings
+from ._near_names import slip_distance
 from ._shacl_graph import compiled_all, judged_by_compiled, report_results
 from ._shacl_report import Result
 from ._shipped_vocabulary import (
@@ -33,6 +34,7 @@ from ._shipped_vocabulary import (
     compiled_authoring_shapes,
     kind_names,
     property_homes,
+    taken_inside,
     vocabulary_graph,
 )
 from ._sources import Where
@@ -398,11 +400,14 @@ class TermChecks(PatternReading):
             meant = _MEANT.get(local.lower())
             close = [meant] if meant in names else difflib.get_close_matches(local, names, n=1)
             values = _values_taken(cast(URIRef, p)) if term == o else []
+            place = self.place_taking(s) if term == p else None
             hint = (
                 _NO_RETRY_SPACING
                 if _RETRY_SPACING.search(local)
                 else _secret_hint(self.g, s)
                 if term == p and _SECRET_WORD.fullmatch(local)
+                else self.inside_hint(place, local, close[0] if close else None)
+                if place is not None and not (close and HORIS[close[0]] in place[1])
                 else f"did you mean horis:{close[0]}?"
                 if close
                 else f"{self.n(p)} takes one of: {', '.join(map(self.n, values))}"
@@ -412,6 +417,36 @@ class TermChecks(PatternReading):
             self.error(s, f"horis:{local} is not a Horismos term", hint, at=(s, cast(URIRef, p), o))
             if p == RDF.type:  # `a horis:WaitStp`: the node is no step, said here alone
                 self.miskinded.update(x for x, _, _ in unknown[term])
+
+    def place_taking(self, node: Node) -> tuple[URIRef, tuple[URIRef, ...]] | None:
+        """The ``horis:`` property ``node`` is written inside as ``[ … ]`` (``horis:when``),
+        with the terms such a node takes (:func:`~._shipped_vocabulary.taken_inside`); None
+        for a node of its own name, or one whose place says nothing of its terms."""
+        if not isinstance(node, BNode):
+            return None
+        inside = taken_inside()
+        held = sorted(
+            {q for q in self.g.predicates(None, node) if isinstance(q, URIRef)} & {*inside}
+        )
+        return (held[0], inside[held[0]]) if held else None
+
+    def inside_hint(
+        self, place: tuple[URIRef, tuple[URIRef, ...]], local: str, near: str | None
+    ) -> str:
+        """What ``horis:local``, a term the vocabulary lacks, written inside ``place``, is
+        told: the terms the place takes, after the term of another place ``near`` its
+        spelling when it is a slip of it (``horis:otherwize``), not the place's own
+        (``horis:condition`` in a ``horis:when [ … ]``: not another when) nor a term it
+        merely begins like (``horis:currency``, ``horis:currentStep``)."""
+        prop, takes = place
+        names = [self.n(t) for t in takes]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if near is None or HORIS[near] == prop or slip_distance(local, near) > 1:
+            return f"{self.n(prop)} [ … ] takes {listed}"
+        return (
+            f"did you mean horis:{near}? It is not written inside {self.n(prop)} [ … ], "
+            f"which takes {listed}"
+        )
 
     def check_term_roles(self) -> None:
         """A horis: property written as a class (``:Triage a horis:workflow``) or a horis:

@@ -111,6 +111,32 @@ def test_a_value_of_a_closed_horis_term_that_is_none_gets_the_values_it_takes(
     check(p, path, line, ":AskOperator", f"{said} is not a Horismos term", hint)
 
 
+WHEN_TAKES = "horis:when [ … ] takes horis:next, horis:order and horis:requires"
+
+
+@pytest.mark.parametrize(("pair", "old", "term", "hint"), [
+    (LAB, "horis:order 1 ;", "horis:rule", WHEN_TAKES),
+    # near horis:when, the place it is written in: not what a rule takes either
+    (LAB, "horis:order 1 ;", "horis:condition", WHEN_TAKES),
+    (LAB, "horis:order 1 ;", "horis:otherwize",
+     "did you mean horis:otherwise? It is not written inside " + WHEN_TAKES.replace(
+         " takes", ", which takes")),
+    (TRIAGE, "horis:property :queueRef ;", "horis:currency",
+     "horis:asserts [ … ] takes horis:fromText, horis:key, horis:many, horis:optional, "
+     "horis:property, horis:type and horis:value"),
+])
+def test_a_term_of_no_vocabulary_written_inside_a_node_gets_what_the_node_takes(
+    tmp_path: Path, pair: tuple[Path, Path], old: str, term: str, hint: str
+) -> None:
+    """``horis:when [ horis:rule "…" ; … ]``: "not a Horismos term — see ontologies/horis.ttl
+    for the vocabulary", a hundred terms to find the rule's three among; ``horis:condition``
+    was told "did you mean horis:when?", a rule inside a rule."""
+    path, line = edited(tmp_path, pair, old, f'{old} {term} "x" ;')
+    p = the_error(problems(path, pair))
+    assert p.line == line and p.message == f"{term} is not a Horismos term", str(p)
+    assert p.hint == hint, str(p)
+
+
 @pytest.mark.parametrize(("term", "meant"), [
     # as predicates, the near names were horis:Approval, a class, and horis:approvalsAsked,
     # which the runtime writes: the fix told would not have asked anyone for approval
