@@ -14,6 +14,7 @@ from rdflib import URIRef
 from ._bindings.mcp import connection_problems
 from ._bindings.reach import Hosts
 from ._cli_common import (
+    WorldDataError,
     allowed_hosts,
     counts,
     load_world_beside,
@@ -95,24 +96,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         defs = load_definitions(args.paths)
     except AuthoringError as e:
-        problems = sorted([*e.problems, *_found_beyond(e, args)], key=_placed)
+        found = list(e.problems)
+        if e.definitions is not None and (args.world or args.store != DEFAULT_STORE):
+            # the load's warnings as they stand beside the world, and the world's own, as
+            # for definitions without an error: a term only the world uses was said to be
+            # used by no loaded data, and a world file's misspelt term was not said
+            try:
+                beside = _beside_world(e.definitions, args)
+            except WorldDataError as w:  # said with the definitions' errors, not for them
+                found += w.problems
+            else:
+                found = [p for p in found if p.severity == "error"] + beside
+        problems = sorted([*found, *_found_beyond(e, args)], key=_placed)
         for p in problems:
             print(p)
         print(f"invalid: {counts(problems)}")
         return 1
     if args.world or args.store != DEFAULT_STORE:
-        world = World.open(args.store, create=False)
-        load_world_beside(world, args.world, args.store, "horismos validate")
-        defs.warnings = beside_world(defs, world)
-        # a forEach item the world gives without a property its pattern joins on it
-        defs.warnings += item_gaps(defs, world.store, args.world)
-        # a step that is no forEach, given several calls for a focus the world holds
-        defs.warnings += several_solutions(defs, world.store)
-        # a value of a property held to sh:class that the world never types so
-        defs.warnings += untyped_values(defs, world.store, args.world)
-        world.store.close()
-        # the world's own facts: a property or class of the ontology's namespaces misspelt
-        defs.warnings += world_term_problems(defs, args.world)
+        defs.warnings = _beside_world(defs, args)
     # a server nothing declares is reported at the binding's line, before the connections
     refused = _after_load(defs, asyncio.run(connection_problems(defs)) if args.connect else ())
     refused += [p for p in defs.warnings if p.severity == "error"]  # what the world decided
@@ -139,6 +140,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"{plural(len(defs.steps), 'step')}: valid{warned}"
     )
     return 0
+
+
+def _beside_world(defs: Definitions, args: argparse.Namespace) -> list[Problem]:
+    """The load's warnings as they stand beside the world ``args`` give (``--world``,
+    ``--store``), with what the world itself shows: errors among them where the world
+    decides one (a property a shape requires that it states nowhere)."""
+    world = World.open(args.store, create=False)
+    try:
+        load_world_beside(world, args.world, args.store, "horismos validate")
+        found = beside_world(defs, world)
+        # a forEach item the world gives without a property its pattern joins on it
+        found += item_gaps(defs, world.store, args.world)
+        # a step that is no forEach, given several calls for a focus the world holds
+        found += several_solutions(defs, world.store)
+        # a value of a property held to sh:class that the world never types so
+        found += untyped_values(defs, world.store, args.world)
+    finally:
+        world.store.close()
+    # the world's own facts: a property or class of the ontology's namespaces misspelt
+    return found + world_term_problems(defs, args.world)
 
 
 def _not_reached(defs: Definitions, args: argparse.Namespace) -> list[str]:

@@ -115,3 +115,38 @@ def test_a_model_without_its_key_is_said_beside_a_tools_error(
     alone = [said(tmp_path, edit, workflow=REBOOKING) for edit in (unkeyed, zero)]
     assert "needs ANTHROPIC_API_KEY" in alone[0][-1][1], alone[0]
     assert said(tmp_path, unkeyed, zero, workflow=REBOOKING) == sorted([*alone[0], *alone[1]])
+
+
+def test_a_definitions_error_beside_a_world_says_what_the_world_decides(
+        tmp_path: Path) -> None:
+    # `validate --world` of definitions with an error returned before the world was read:
+    # a guard's term only the world states was said to be "used by no loaded data", and
+    # the world's own misspelt property was not said
+    world = tmp_path / "world.ttl"
+    world.write_text("@prefix : <http://example.org/ehr#> .\n"
+                     ':p1 a :Patient ; :queuedStamp "2026-01-01T00:00:00Z" .\n'
+                     ":p2 a :Patient ; :acuty :urgent .\n", encoding="utf-8")
+    stamp = (":queuedAt ?t }", ":queuedStamp ?t }")
+
+    def validate(*edits: Edit, beside: Path = world) -> list[str]:
+        text = TRIAGE[0].read_text(encoding="utf-8")
+        for old, new in edits:
+            text = text.replace(old, new)
+        path = tmp_path / TRIAGE[0].name
+        path.write_text(text, encoding="utf-8")
+        done = horismos_in_process(tmp_path, "validate", str(path), str(TRIAGE[1]), "--world",
+                                   str(beside), "--store", "memory")
+        return [line.split(": ", 1)[1] for line in done.stdout.splitlines() if ".ttl:" in line]
+
+    valid = validate(stamp)
+    assert len(valid) == 1 and "the world uses the property :acuty" in valid[0], valid
+    found = validate(stamp, ZERO_TIMEOUT)
+    assert sorted(found) == sorted([*valid, *(p for p in validate(ZERO_TIMEOUT)
+                                              if p.startswith("error"))]), found
+    # a world that does not parse is said beside the definitions' errors, not for them
+    broken = tmp_path / "broken.ttl"
+    broken.write_text("@prefix : <http://example.org/ehr#> .\n:p1 a :Patient ;\n",
+                      encoding="utf-8")
+    found = validate(stamp, ZERO_TIMEOUT, beside=broken)
+    assert [p.split(":", 1)[0] for p in found] == ["error", "error", "warning"], found
+    assert "cannot read world data" in found[0] and "horis:timeout" in found[1], found
