@@ -447,7 +447,9 @@ def command_problems(defs: Definitions) -> list[Problem]:
 
     problems = []
     looked: set[URIRef] = set()  # a command several tools use is looked in once
-    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+    for tool in sorted(
+        [*defs.tools.values(), *defs.broken_tools.values()], key=lambda t: str(t.iri)
+    ):
         if tool.command is None:
             continue
         binding = CommandBinding(tool, tool.command)

@@ -36,8 +36,10 @@ def unreached_hosts(defs: Definitions, hosts: Hosts) -> list[Problem]:
         for s in wf.reachable()
         if isinstance(s, ActionStep) and s.tool is not None
     }
+    # a tool the load found wrong too, when it gave up: its binding is judged all the same
+    tools = {**defs.broken_tools, **defs.tools}
     found: list[Problem] = []
-    for tool in sorted(defs.tools.values(), key=lambda t: str(t.iri)):
+    for tool in sorted(tools.values(), key=lambda t: str(t.iri)):
         if not tool.binding.startswith(("http://", "https://")):
             continue
         why = hosts.problem(tool.binding, resolve=False)
@@ -61,7 +63,7 @@ def unreached_hosts(defs: Definitions, hosts: Hosts) -> list[Problem]:
             continue
         why = hosts.problem(server.url, resolve=False)
         if why is not None:
-            used = any(defs.tools[t].binding.startswith(f"mcp://{name}/") for t in called)
+            used = any(tools[t].binding.startswith(f"mcp://{name}/") for t in called if t in tools)
             found.append(
                 defs._sources.problem(
                     "error" if used else "warning",

@@ -58,10 +58,11 @@ PAIRS = {
 }
 
 
-def said(tmp_path: Path, *edits: Edit,
-         workflow: tuple[Path, Path] = TRIAGE) -> list[tuple[str, str]]:
-    """What ``validate`` says of ``workflow`` (the triage workflow) with ``edits`` made:
-    each finding as the text of the line it is placed at, and its words after the place."""
+def said(tmp_path: Path, *edits: Edit, workflow: tuple[Path, Path] = TRIAGE,
+         options: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """What ``validate OPTIONS`` says of ``workflow`` (the triage workflow) with ``edits``
+    made: each finding as the text of the line it is placed at, and its words after the
+    place."""
     text = workflow[0].read_text(encoding="utf-8")
     for old, new in edits:
         assert text.count(old) == 1, old
@@ -71,7 +72,7 @@ def said(tmp_path: Path, *edits: Edit,
     path = folder / workflow[0].name
     path.write_text(text, encoding="utf-8")
     lines = text.splitlines()
-    done = horismos_in_process(tmp_path, "validate", str(path), str(workflow[1]))
+    done = horismos_in_process(tmp_path, "validate", str(path), str(workflow[1]), *options)
     assert "Traceback" not in done.stderr, done.stderr
     found = []
     for line in done.stdout.splitlines():
@@ -86,6 +87,28 @@ def test_two_mistakes_are_said_as_each_is_alone(tmp_path: Path, first: Edit,
     alone = said(tmp_path, first), said(tmp_path, second)
     assert alone[0] and alone[1]
     assert said(tmp_path, first, second) == sorted([*alone[0], *alone[1]])
+
+
+NOTIFY_OTHER_HOST = ('"python:ehr_client.notify_nurse"', '"https://api.example/notify"')
+NOTIFY_WARD_SERVER = ('"python:ehr_client.notify_nurse" ;',
+                      '"mcp://ward/notify_nurse" ;')
+WARD = (":Triage a horis:Workflow ;",
+        ':ward a horis:McpServer ; horis:url "https://mcp.example/mcp" .\n\n'
+        ":Triage a horis:Workflow ;")
+
+
+@pytest.mark.parametrize("host", [(NOTIFY_OTHER_HOST,), (NOTIFY_WARD_SERVER, WARD)],
+                         ids=["an HTTP binding", "an MCP server's horis:url"])
+def test_a_host_outside_the_allowed_ones_is_said_beside_the_tools_error(
+        tmp_path: Path, host: tuple[Edit, ...]) -> None:
+    # the binding of a tool found wrong was not judged; a server's url, used by such a tool,
+    # was judged with a look-up of the tool among the right ones alone: a KeyError traceback
+    allow = ("--allow-host", "ehr.example")
+    alone = (said(tmp_path, *host, options=allow),
+             said(tmp_path, NOTIFY_ZERO_TIMEOUT, options=allow))
+    assert any("outside the allowed ones" in m for _, m in alone[0]), alone[0]
+    both = said(tmp_path, *host, NOTIFY_ZERO_TIMEOUT, options=allow)
+    assert both == sorted([*alone[0], *alone[1]])
 
 
 def test_retries_beside_an_idempotent_flag_that_is_no_boolean_is_not_warned_of(
@@ -150,3 +173,18 @@ def test_a_definitions_error_beside_a_world_says_what_the_world_decides(
     found = validate(stamp, ZERO_TIMEOUT, beside=broken)
     assert [p.split(":", 1)[0] for p in found] == ["error", "error", "warning"], found
     assert "cannot read world data" in found[0] and "horis:timeout" in found[1], found
+
+
+def test_a_command_binding_whose_program_is_missing_is_said_beside_its_tools_error(
+        tmp_path: Path) -> None:
+    # checked only of tools the load found right: the program's warning came once the
+    # timeout was mended
+    source = (Path(__file__).parent / "fixtures" / "authoring" / "wordcount.ttl").read_text(
+        encoding="utf-8")
+    (tmp_path / "wordcount.ttl").write_text(
+        source.replace('"python3" "count.py"', '"nosuchprog3" "count.py"')
+        .replace('horis:timeout "10s"', 'horis:timeout "0s"'), encoding="utf-8")
+    done = horismos_in_process(tmp_path, "validate", "wordcount.ttl")
+    assert [line.split(": ")[1] for line in done.stdout.splitlines()[:-1]] == [
+        "warning", "error"], done.stdout
+    assert "program 'nosuchprog3' is not found" in done.stdout, done.stdout
