@@ -450,8 +450,10 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
         try:
             event = json.loads(line)
         except json.JSONDecodeError as e:
-            if not raw.endswith("\n"):  # the file's last line, cut off as it was written:
-                cut = True  # the process stopped there
+            # the file's last line, cut off as it was written (the process stopped there);
+            # unless it is the first and no event's start: a file of another kind, one line
+            if not raw.endswith("\n") and (count or line.startswith('{"')):
+                cut = True
                 break
             if not count:  # no event read: most likely a file of another kind
                 raise TraceTampered(_not_a_trace(path, n, e.msg), line=n) from None

@@ -118,6 +118,19 @@ def test_an_rdf_file_given_as_a_trace_is_said_not_to_be_one(tmp_path: Path) -> N
                "among the definitions or to --world" in p.stdout + p.stderr
 
 
+def test_a_one_line_file_of_another_kind_given_as_a_trace_is_said_not_to_be_one(
+        tmp_path: Path) -> None:
+    """A file of one line and no newline at its end (an N-Triples file of one triple, a
+    note) was read as a trace whose first event was cut off as it was written: the words of
+    a run killed mid-write, for a file that was never a trace."""
+    (tmp_path / "one.nt").write_text("<urn:x:a> <urn:x:p> <urn:x:b> .")
+    p = horismos("trace", "show", "one.nt", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "one.nt:1: not a trace: a trace is one JSON event a line" in p.stderr, p.stderr
+    assert "cut off" not in p.stderr
+
+
 def test_a_path_given_where_the_python_api_takes_a_world_says_how_to_make_one() -> None:
     """`agent.run("examples/triage/world.ttl", focus=…)`, the README's World.from_files
     left out: AttributeError: 'str' object has no attribute 'store', from inside the run
