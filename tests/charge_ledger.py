@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# what the payments' definitions open with (the ``pay#`` namespace)
+
+PREFIXES = """\
+@prefix :      <http://example.org/pay#> .
+@prefix horis: <https://w3id.org/horismos#> .
+@prefix owl:   <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
+"""
 
 def ledger(folder: Path) -> list[str]:
     """What the tools in ``folder`` did, a line each, in order (none: no ledger yet)."""

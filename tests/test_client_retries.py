@@ -6,81 +6,14 @@ world lives where processes share it (``oxigraph:PATH``, ``sparql:`` over ``oxig
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from charge_ledger import ledger
-from forked import Popen, horismos_forked
+from charge_ledger import PREFIXES, ledger
 from in_process import horismos_load
 from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
-from test_durable import PREFIXES
-
-DEFINITIONS = PREFIXES + """
-:Order a owl:Class .
-
-:t.charge a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:asserts [ horis:property :chargeRef ; horis:type xsd:string ;
-                                   horis:many true ] ] ;
-    horis:binding "python:payments.charge" ;
-    horis:requiresApproval true ;
-    horis:idempotent IDEMPOTENT .
-
-:t.bill a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:asserts [ horis:property :billRef ; horis:type xsd:string ;
-                                   horis:many true ] ] ;
-    horis:binding "python:payments.bill" ;
-    horis:idempotent false .
-
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Bill .
-:Bill a horis:ActionStep ; horis:tool :t.bill ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
-
-# SLOW=<seconds> keeps the tool in its call that long, so two processes overlap
-PAYMENTS = '''
-import os, time, uuid
-
-def charge(order):
-    with open(os.environ["LEDGER"], "a") as f:
-        f.write(f"charge {order}\\n")
-    time.sleep(float(os.environ.get("SLOW", "0")))
-    return {"chargeRef": uuid.uuid4().hex}
-
-def bill(order):
-    with open(os.environ["LEDGER"], "a") as f:
-        f.write(f"bill {order}\\n")
-    time.sleep(float(os.environ.get("SLOW", "0")))
-    return {"billRef": uuid.uuid4().hex}
-'''
-
-
-def shop(root: Path, idempotent: bool = False) -> Path:
-    (root / "pay.ttl").write_text(
-        DEFINITIONS.replace("IDEMPOTENT", "true" if idempotent else "false"))
-    (root / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (root / "payments.py").write_text(PAYMENTS)
-    return root
-
-
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return horismos_forked(cwd, *args, env=_env(cwd), timeout=300)
-
-
-def start(cwd: Path, *args: str, slow: float) -> subprocess.Popen[str]:
-    return Popen([sys.executable, "-m", "horismos", *args], cwd=cwd,
-                            env=_env(cwd, slow), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def _env(cwd: Path, slow: float = 0) -> dict[str, str]:
-    return dict(os.environ, LEDGER=str(cwd / "ledger.txt"), SLOW=str(slow))
-
+from retried_charge import cli, environ, shop, start
 
 CALL = ("tools", "call", "t.charge", "pay.ttl", "--tools", "payments.py",
         "--args", '{"order": ":o1"}')
@@ -174,8 +107,8 @@ def test_an_agent_retrying_run_workflow_is_answered_with_the_instance_it_started
         horismos_load(tmp_path, server.store, "world.ttl")
         serve = ("pay.ttl", "--tools", "payments.py", "--store", server.store,
                  "--run-workflow")
-        with (horismos_serving_http(tmp_path, *serve, env=_env(tmp_path, 1.0)) as one,
-              horismos_serving_http(tmp_path, *serve, env=_env(tmp_path, 1.0)) as two):
+        with (horismos_serving_http(tmp_path, *serve, env=environ(tmp_path, 1.0)) as one,
+              horismos_serving_http(tmp_path, *serve, env=environ(tmp_path, 1.0)) as two):
             urls = [one, two]
             pay = {"workflow": ":Pay", "focus": ":o1"}
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from charge_ledger import AFTER_CHARGE, CHARGE_TOOL, NOTIFY_TOOL, ledger
+from charge_ledger import AFTER_CHARGE, CHARGE_TOOL, NOTIFY_TOOL, PREFIXES, ledger
 from forked import Popen, horismos_forked
 from rdflib import Literal, Namespace, URIRef
 
@@ -27,14 +27,6 @@ from horismos._vocab import HORIS
 from horismos._world import INSTANCES
 
 P = Namespace("http://example.org/pay#")
-
-PREFIXES = """\
-@prefix :      <http://example.org/pay#> .
-@prefix horis: <https://w3id.org/horismos#> .
-@prefix owl:   <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd:   <http://www.w3.org/2001/XMLSchema#> .
-"""
 
 DEFINITIONS = PREFIXES + """
 :Order a owl:Class .

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+from charge_ledger import PREFIXES
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
-from test_durable import PREFIXES
 
 from horismos import Agent, NotHeld, World
 

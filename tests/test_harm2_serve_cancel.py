@@ -14,10 +14,11 @@ import asyncio
 import time
 
 import pytest
+from charge_ledger import ledger
 from in_process import horismos_load
 from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
-from test_client_retries import _env, ledger, shop
+from retried_charge import environ, shop
 
 BILLED = "bill http://example.org/pay#o1"
 
@@ -38,7 +39,7 @@ def test_a_run_workflow_given_up_mid_call_lands_what_its_tool_answered(tmp_path,
     try:
         with horismos_serving_http(
                 tmp_path, "pay.ttl", "--tools", "payments.py", *where, "--run-workflow",
-                env=_env(tmp_path, 1.5)) as url:
+                env=environ(tmp_path, 1.5)) as url:
             async def ask(name: str, args: dict, timeout: float | None = None) -> dict | None:
                 async with Client(url, cache=None) as client:
                     try:

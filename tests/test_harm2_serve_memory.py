@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from charge_ledger import ledger
 from in_process import horismos_load
-from test_client_retries import _env, ledger, shop
+from retried_charge import environ, shop
 
 from horismos._idempotency import MCP_META_KEY
 
@@ -31,7 +32,7 @@ def _session(cwd: Path, where: list[str], name: str, args: dict, key: str | None
         command=sys.executable,
         args=["-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py", *where,
               "--allow", "ReadOnly,HostStateWrite,ExternalCommit", "--run-workflow"],
-        cwd=str(cwd), env=_env(cwd))
+        cwd=str(cwd), env=environ(cwd))
 
     async def call() -> str:
         with (cwd / "serve.err").open("a") as errlog:

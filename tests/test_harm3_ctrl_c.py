@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 import pytest
+from charge_ledger import ledger
 from forked import Popen, horismos_forked
 from in_process import horismos_load
+from retried_charge import environ, shop
 from test_cli import sigint_at
-from test_client_retries import _env, ledger, shop
 
 BILLED = "bill http://example.org/pay#o1"
 RUN = ("run", "pay.ttl", "--tools", "payments.py", "--store", "journal:world", "--focus", ":o1")
@@ -46,8 +47,8 @@ def _interrupted(root: Path, gaps: list[float],
                  command: tuple[str, ...] = RUN) -> subprocess.CompletedProcess[str]:
     """The command, given a Ctrl-C once its tool has begun to act and one after each gap."""
     proc = Popen([sys.executable, "-m", "horismos", *command], cwd=root,
-                            env=_env(root, 1.5), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # SIGINT: KeyboardInterrupt
+                 env=environ(root, 1.5), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True)  # SIGINT: KeyboardInterrupt
     deadline = time.monotonic() + 60
     while not ledger(root):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -83,7 +84,7 @@ def test_ctrl_c_mid_call_then_the_same_run_again_charges_once(tmp_path, inline, 
     # that had finished (a Ctrl-C after its last commit) is started anew by running again
     assert "one that had finished is not" in said, said
     assert "horismos instances --store journal:world" in said, said
-    again = horismos_forked(tmp_path, *RUN, env=_env(tmp_path), timeout=60)
+    again = horismos_forked(tmp_path, *RUN, env=environ(tmp_path), timeout=60)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "is not called again" in again.stdout, again.stdout
     assert "Traceback" not in again.stdout + again.stderr
@@ -104,7 +105,7 @@ def test_ctrl_c_mid_inline_call_then_the_same_call_again_charges_once(tmp_path, 
         return  # the same call again is another call, as without the Ctrl-C
     assert first.returncode == 130, first.stdout + first.stderr
     assert "is in doubt" in first.stderr, first.stderr
-    again = horismos_forked(tmp_path, *CALL, env=_env(tmp_path), timeout=60)
+    again = horismos_forked(tmp_path, *CALL, env=environ(tmp_path), timeout=60)
     assert again.returncode == 5 and "outcome_unknown" in again.stdout, again.stdout
     assert ledger(tmp_path) == [BILLED]
 
@@ -137,12 +138,12 @@ def test_ctrl_c_as_the_store_closes_at_exit_is_no_traceback(tmp_path) -> None:
     horismos_load(tmp_path, "journal:world", "world.ttl")
     keyed = (*CALL, "--idempotency-key", "k1")
     first = subprocess.run([sys.executable, "-c", CTRL_C_AT_CLOSE, *keyed], cwd=tmp_path,
-                           env=_env(tmp_path), capture_output=True, text=True, timeout=60,
+                           env=environ(tmp_path), capture_output=True, text=True, timeout=60,
                            stdin=subprocess.DEVNULL,
                            preexec_fn=sigint_at(signal.default_int_handler))
     assert (tmp_path / "ctrl-c-at-close").exists(), first.stderr  # the Ctrl-C was pressed
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Traceback" not in first.stderr, first.stderr
-    again = horismos_forked(tmp_path, *keyed, env=_env(tmp_path), timeout=60)
+    again = horismos_forked(tmp_path, *keyed, env=environ(tmp_path), timeout=60)
     assert again.returncode == 0 and "replayed" in again.stdout, again.stdout + again.stderr
     assert ledger(tmp_path) == [BILLED]

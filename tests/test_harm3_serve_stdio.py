@@ -22,9 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from charge_ledger import ledger
 from forked import horismos_forked
 from in_process import horismos_load
-from test_client_retries import _env, ledger, shop
+from retried_charge import environ, shop
 
 BILLED = "bill http://example.org/pay#o1"
 PAY = {"workflow": ":Pay", "focus": ":o1"}
@@ -64,7 +65,7 @@ def test_a_stdio_client_killed_mid_call_leaves_the_call_landed(tmp_path) -> None
     horismos_load(tmp_path, "journal:world", "world.ttl")
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, json.dumps(_serve_argv()), json.dumps(PAY)],
-        cwd=tmp_path, env=_env(tmp_path, 1.5), stdin=subprocess.DEVNULL)
+        cwd=tmp_path, env=environ(tmp_path, 1.5), stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not ledger(tmp_path):
         assert client.poll() is None and time.monotonic() < deadline

@@ -18,9 +18,10 @@ import subprocess
 import sys
 import time
 
+from charge_ledger import ledger
 from forked import Popen
 from in_process import horismos_load
-from test_client_retries import _env, cli, ledger, shop
+from retried_charge import cli, environ, shop
 
 BILLED = "bill http://example.org/pay#o1"
 CALL = ("tools", "call", "t.bill", "pay.ttl", "--tools", "payments.py", "--store",
@@ -31,7 +32,7 @@ def test_a_keyed_call_killed_mid_call_is_not_made_again_under_any_key(tmp_path) 
     shop(tmp_path)
     horismos_load(tmp_path, "journal:world", "world.ttl")
     proc = Popen([sys.executable, "-m", "horismos", *CALL, "--idempotency-key",
-                             "k1"], cwd=tmp_path, env=_env(tmp_path, 30),
+                             "k1"], cwd=tmp_path, env=environ(tmp_path, 30),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

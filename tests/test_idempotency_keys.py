@@ -17,13 +17,13 @@ import time
 from typing import Any
 
 import pytest
+from charge_ledger import PREFIXES, ledger
 from conftest import Build
 from forked import Popen
 from in_process import horismos_load
 from listening import horismos_serving_http
 from oxigraph_server import OxigraphServer
-from test_client_retries import _env, cli, ledger, shop, start
-from test_durable import PREFIXES
+from retried_charge import cli, environ, shop, start
 from test_in_doubt import ALLOW, CHARGE, Charger, intents
 
 from horismos import NotSent, UsageError
@@ -157,7 +157,7 @@ def test_two_processes_given_one_key_for_two_orders_at_once_bill_at_most_once(
         racers = [
             Popen(
                 [sys.executable, "racer.py", str(tmp_path), me, other, str(rounds), server.store],
-                cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
+                cwd=tmp_path, env=environ(tmp_path), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True)
             for me, other in (("a", "b"), ("b", "a"))
         ]
@@ -187,7 +187,7 @@ def test_an_agent_whose_answer_was_lost_retries_with_its_key_and_is_billed_once(
     with horismos_serving_http(
             tmp_path, "pay.ttl", "--tools", "payments.py", "--store", "oxigraph:store",
             "--world", "world.ttl", "--allow", "ReadOnly,HostStateWrite,ExternalCommit",
-            env=_env(tmp_path, 1.5)) as url:
+            env=environ(tmp_path, 1.5)) as url:
         order = {"order": ":o1"}
 
         async def bill(key: str | None, timeout: float | None = None) -> dict | None:
@@ -225,7 +225,7 @@ def test_a_request_given_up_while_it_waits_its_turn_calls_nothing(tmp_path) -> N
     (tmp_path / "world.ttl").write_text((tmp_path / "world.ttl").read_text() + ":o2 a :Order .\n")
     with horismos_serving_http(
             tmp_path, "pay.ttl", "--tools", "payments.py", "--world", "world.ttl", "--allow",
-            "ReadOnly,HostStateWrite,ExternalCommit", env=_env(tmp_path, 2.0)) as url:
+            "ReadOnly,HostStateWrite,ExternalCommit", env=environ(tmp_path, 2.0)) as url:
         async def bill(order: str, timeout: float | None = None, after: float = 0.0) -> bool:
             await asyncio.sleep(after)
             async with Client(url, cache=None) as client:
@@ -267,7 +267,7 @@ def test_serve_no_again_refuses_again_and_runs_a_focus_once(tmp_path) -> None:
         command=sys.executable,
         args=["-m", "horismos", "serve", "pay.ttl", "--tools", "payments.py", "--store",
               "oxigraph:store", "--world", "world.ttl", "--run-workflow", "--no-again"],
-        cwd=str(tmp_path), env=_env(tmp_path))
+        cwd=str(tmp_path), env=environ(tmp_path))
     pay = {"workflow": ":Pay", "focus": ":o1"}
 
     async def session() -> list:
