@@ -13,17 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from charge_ledger import PREFIXES, ledger
 from forked import Popen, run
+from killed_charge import environ, project, run_until_killed
 from rdflib import URIRef
-from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ, ledger, run_until_killed
 
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
-    (tmp_path / "payments.py").write_text(PAYMENTS)
-    return tmp_path
+    return project(tmp_path, "o1", "o2")
 
 
 def horismos(cwd: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:

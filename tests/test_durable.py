@@ -6,19 +6,18 @@ non-idempotent tool is never called twice.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from charge_ledger import AFTER_CHARGE, CHARGE_TOOL, NOTIFY_TOOL, PREFIXES, ledger
+from charge_ledger import PREFIXES, ledger
 from forked import Popen, horismos_forked
+from killed_charge import DEFINITIONS, environ, horismos, project, run_until_killed
 from rdflib import Literal, Namespace, URIRef
 
 from horismos import Agent, World
@@ -28,96 +27,9 @@ from horismos._world import INSTANCES
 
 P = Namespace("http://example.org/pay#")
 
-DEFINITIONS = PREFIXES + """
-:Order a owl:Class .
-
-""" + CHARGE_TOOL + """\
-    horis:idempotent false .
-
-""" + NOTIFY_TOOL + """
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Charge .
-
-:Charge a horis:ActionStep ;
-    horis:tool :t.charge ;
-    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :chargeRef ?ref }" ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] ;
-    horis:next :Notify ;
-    horis:onError :Reconcile .
-
-""" + AFTER_CHARGE
-
-# Each tool appends to a ledger (fsynced) when it acts; HOLD=<point> makes it stop there and
-# wait to be killed, after leaving a marker file.
-PAYMENTS = '''
-import os, time
-from pathlib import Path
-
-LEDGER = Path(os.environ["LEDGER"])
-
-def _hold(point):
-    if os.environ.get("HOLD") == point:
-        (LEDGER.parent / f"at-{point}").write_text("here")
-        time.sleep(600)
-
-def _act(what):
-    with open(LEDGER, "a") as f:
-        f.write(what + "\\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-def charge(order):
-    _hold("charge-before")
-    _act(f"charge {order}")
-    _hold("charge-after")
-    return {"chargeRef": "CH-1"}
-
-def notify(order):
-    _hold("notify")
-    _act(f"notify {order}")
-    return {"notice": "sent"}
-'''
-
-
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "payments.py").write_text(PAYMENTS)
-    return tmp_path
-
-
-def horismos(*args: str) -> list[str]:
-    return [sys.executable, "-m", "horismos", *args]
-
-
-def environ(cwd: Path, hold: str | None) -> dict[str, str]:
-    env = dict(os.environ, LEDGER=str(cwd / "ledger.txt"))
-    env.pop("HOLD", None)
-    if hold:
-        env["HOLD"] = hold
-    return env
-
-
-def run_until_killed(cwd: Path, point: str, *command: str, kind: str = "oxigraph") -> None:
-    """Start ``horismos run`` (or ``command``) on the on-disk store (of ``kind``) and SIGKILL it
-    once a tool reaches ``point``."""
-    command = command or ("run", "pay.ttl", "--world", "world.ttl", "--store", f"{kind}:store",
-                          "--tools", "payments.py", "--focus", ":o1", "--trace", "killed.jsonl")
-    proc = Popen(horismos(*command), cwd=cwd, env=environ(cwd, point),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    marker = cwd / f"at-{point}"
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"the run ended before reaching {point}: {out.decode()}{err.decode()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the run did not reach {point}")
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    return project(tmp_path, "o1")
 
 
 def resume(cwd: Path, *args: str, kind: str = "oxigraph") -> subprocess.CompletedProcess[str]:

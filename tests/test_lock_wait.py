@@ -16,15 +16,12 @@ from pathlib import Path
 
 import pytest
 from forked import Popen, run
-from test_durable import DEFINITIONS, PAYMENTS, PREFIXES, environ
+from killed_charge import environ, project
 
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n:o2 a :Order .\n")
-    (tmp_path / "payments.py").write_text(PAYMENTS)
-    return tmp_path
+    return project(tmp_path, "o1", "o2")
 
 
 def horismos(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
