@@ -77,6 +77,17 @@ TRANSFER_TOOL = """\
         horis:asserts [ horis:property :transferRef ; horis:type xsd:string ] ] ;
 """
 
+# :Pay charging in Python (``python:charge``), and that charge as a module (shop.py): a line
+# in the file ``ledger`` a call, so a test counts the calls made whatever process made them
+PYTHON_PAY = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
+
+CHARGE_PY = """\
+def charge(order):
+    with open("ledger", "a") as f:
+        f.write(str(order) + "\\n")
+    return {"paymentRef": "P-1"}
+"""
+
 ONE_ORDER = "@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n"
 
 TWO_ORDERS = """\

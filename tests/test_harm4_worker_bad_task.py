@@ -17,17 +17,8 @@ from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
-from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+from shop_files import CHARGE_PY, ONE_ORDER, PYTHON_PAY
 from worker_process import start_worker, stop_workers
-
-DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
-
-SHOP = """\
-def charge(order):
-    with open("ledger", "a") as f:
-        f.write(str(order) + "\\n")
-    return {"paymentRef": "P-1"}
-"""
 
 SEND = """\
 import sys
@@ -44,10 +35,10 @@ for workflow, focus in [("http://example.org/shop#Pay", "_:b0"),
 def test_a_task_that_names_no_iri_is_refused_and_the_next_one_runs(
     tmp_path: Path, server: OxigraphServer, broker: RedisServer
 ) -> None:
-    (tmp_path / "defs.ttl").write_text(DEFS)
-    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "defs.ttl").write_text(PYTHON_PAY)
+    (tmp_path / "shop.py").write_text(CHARGE_PY)
     (tmp_path / "send.py").write_text(SEND)
-    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    (tmp_path / "world.ttl").write_text(ONE_ORDER)
     horismos_load(tmp_path, server.store, "world.ttl")
     log = tmp_path / "worker.log"
     worker = start_worker(tmp_path, log, "--store", server.store, "--broker", broker.url,

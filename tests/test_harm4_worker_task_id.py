@@ -15,7 +15,7 @@ from forked import horismos_forked
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
-from test_harm4_worker_bad_task import DEFS, SHOP
+from shop_files import CHARGE_PY, ONE_ORDER, PYTHON_PAY
 from worker_process import start_worker, stop_workers
 
 SEND = """\
@@ -30,10 +30,10 @@ app.send_task("horismos.instance", ["http://example.org/shop#Pay", "http://examp
 def test_a_task_id_naming_another_folder_is_traced_in_the_traces_folder(
     tmp_path: Path, server: OxigraphServer, broker: RedisServer
 ) -> None:
-    (tmp_path / "defs.ttl").write_text(DEFS)
-    (tmp_path / "shop.py").write_text(SHOP)
+    (tmp_path / "defs.ttl").write_text(PYTHON_PAY)
+    (tmp_path / "shop.py").write_text(CHARGE_PY)
     (tmp_path / "send.py").write_text(SEND)
-    (tmp_path / "world.ttl").write_text("@prefix : <http://example.org/shop#> .\n:o1 a :Order .\n")
+    (tmp_path / "world.ttl").write_text(ONE_ORDER)
     (tmp_path / "traces").mkdir()
     (tmp_path / "elsewhere").mkdir()
     kept = tmp_path / "elsewhere" / "kept.jsonl"

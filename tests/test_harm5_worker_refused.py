@@ -27,10 +27,10 @@ from in_process import horismos_load
 from listening import serve_in_thread
 from oxigraph_server import OxigraphServer
 from redis_server import RedisServer
-from shop_files import CHARGE_TOOL, PAY_WORKFLOW, SHOP_HEAD
+from shop_files import PYTHON_PAY
 from worker_process import start_worker, stop_workers
 
-DEFS = SHOP_HEAD + CHARGE_TOOL + '    horis:binding "python:charge" .\n' + PAY_WORKFLOW
+DEFS = PYTHON_PAY
 
 SHOP = """\
 def charge(order):
