@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_shop import MCP_DEFS, shop_agent, shop_world
 from listening import MCP_MANGLED, free_port, serve_in_thread, start_server
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
-from test_harm_gateway import DEFS, MCP_DEFS, WORLD
 
 from horismos import Agent, OutcomeUnknown, ToolError, World
 
@@ -102,24 +102,12 @@ def envoy(request, tmp_path: Path) -> Iterator[Envoy]:
     server.close()
 
 
-def _agent(tmp_path: Path, url: str, idempotent: bool = False, retries: int = 0) -> Agent:
-    defs = (DEFS.replace("URL", url).replace("IDEMPOTENT", str(idempotent).lower())
-            .replace("RETRIES", str(retries)))
-    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-    return Agent.from_files(tmp_path / "defs.ttl")
-
-
-def _world(tmp_path: Path) -> World:
-    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-    return World.from_files(tmp_path / "world.ttl")
-
-
 @pytest.mark.parametrize("envoy", [[(body, "text/plain", True)] for body in ACTED.values()],
                          indirect=True, ids=list(ACTED))
 def test_an_http_tool_whose_connection_envoy_saw_reset_is_held_in_doubt(
     tmp_path: Path, envoy: Envoy
 ) -> None:
-    agent, world = _agent(tmp_path, envoy.url), _world(tmp_path)
+    agent, world = shop_agent(tmp_path, envoy.url), shop_world(tmp_path)
     first = agent.run(world, focus=":o1").instances[0]
     error = first.steps[-1].error
     assert isinstance(error, OutcomeUnknown), error
@@ -144,7 +132,7 @@ def test_an_idempotent_tool_whose_connection_envoy_saw_reset_is_tried_again(
 ) -> None:
     """Tried again under horis:retries, and its idempotency key left free: a client's retry
     with the key makes the call (it was answered for ever with the 503, read as a refusal)."""
-    agent, world = _agent(tmp_path, envoy.url, idempotent=True, retries=1), _world(tmp_path)
+    agent, world = shop_agent(tmp_path, envoy.url, idempotent=True, retries=1), shop_world(tmp_path)
     first = agent.catalog.call("t.charge", {"order": ":o1"}, world, idempotency_key="k-1")
     assert first.status == "failed" and first.error is not None, first
     assert len(envoy.charged()) == 2  # the call and its retry
@@ -160,7 +148,7 @@ def test_a_503_of_a_request_never_passed_on_is_still_a_refusal(
 ) -> None:
     """Where the line is drawn: Envoy had no server to send to, could not connect, or its
     circuit breaker was open; or the service itself said it is unavailable."""
-    agent, world = _agent(tmp_path, envoy.url), _world(tmp_path)
+    agent, world = shop_agent(tmp_path, envoy.url), shop_world(tmp_path)
     error = agent.run(world, focus=":o1").instances[0].steps[-1].error
     assert isinstance(error, ToolError) and not isinstance(error, OutcomeUnknown), error
     assert "503 Service Unavailable:" in str(error), error
@@ -181,7 +169,7 @@ def _mcp_runs(tmp_path: Path, mode: str, idempotent: bool = False, retries: int 
             defs = defs.replace("horis:idempotent false", "horis:idempotent true").replace(
                 "horis:retries 0", f"horis:retries {retries}")
         (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-        agent, world = Agent.from_files(tmp_path / "defs.ttl"), _world(tmp_path)
+        agent, world = Agent.from_files(tmp_path / "defs.ttl"), shop_world(tmp_path)
         act = act or (lambda agent, world: agent.run(world, focus=":o1").instances[0])
         instances = [act(agent, world) for _ in range(2)]
         charged = ledger.read_text(encoding="utf-8").split() if ledger.exists() else []

@@ -19,21 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_shop import MCP_DEFS, shop_agent, shop_world
 from listening import MCP_MANGLED, free_port, serve_in_thread, start_server
 from pharmacy_ehr import ALLOW, posts, recording
 from servers.fhir_server import FhirServer
-from shop_files import CHARGE_TOOL, ONE_ORDER, PAY_WORKFLOW, SHOP_HEAD
 
-from horismos import Agent, OutcomeUnknown, ToolError, World
-
-DEFS = SHOP_HEAD + CHARGE_TOOL + """\
-    horis:binding "URL" ;
-    horis:timeout "10s" ;
-    horis:idempotent IDEMPOTENT ;
-    horis:retries RETRIES .
-""" + PAY_WORKFLOW
-
-WORLD = ONE_ORDER
+from horismos import Agent, OutcomeUnknown, ToolError
 
 
 class Gateway:
@@ -70,13 +61,6 @@ class Gateway:
         self.close = serve_in_thread(self.server)
 
 
-def _agent(tmp_path: Path, url: str, idempotent: bool = False, retries: int = 0) -> Agent:
-    defs = (DEFS.replace("URL", url).replace("IDEMPOTENT", str(idempotent).lower())
-            .replace("RETRIES", str(retries)))
-    (tmp_path / "defs.ttl").write_text(defs, encoding="utf-8")
-    return Agent.from_files(tmp_path / "defs.ttl")
-
-
 @pytest.fixture
 def gateway(request) -> Iterator[Gateway]:
     server = Gateway(request.param)
@@ -86,9 +70,8 @@ def gateway(request) -> Iterator[Gateway]:
 
 @pytest.mark.parametrize("gateway", [[502], [504]], indirect=True, ids=["502", "504"])
 def test_an_http_tool_answered_by_a_gateway_is_held_in_doubt(tmp_path: Path, gateway) -> None:
-    agent = _agent(tmp_path, gateway.url)
-    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-    world = World.from_files(tmp_path / "world.ttl")
+    agent = shop_agent(tmp_path, gateway.url)
+    world = shop_world(tmp_path)
 
     first = agent.run(world, focus=":o1").instances[0]
     error = first.steps[-1].error
@@ -106,9 +89,8 @@ def test_an_http_tool_answered_by_a_gateway_is_held_in_doubt(tmp_path: Path, gat
 @pytest.mark.parametrize("gateway", [[500]], indirect=True, ids=["500"])
 def test_a_services_own_500_is_still_its_refusal(tmp_path: Path, gateway) -> None:
     """Where the line is drawn: a 500 is the service saying it did not do what was asked."""
-    agent = _agent(tmp_path, gateway.url)
-    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-    world = World.from_files(tmp_path / "world.ttl")
+    agent = shop_agent(tmp_path, gateway.url)
+    world = shop_world(tmp_path)
     first = agent.run(world, focus=":o1").instances[0]
     error = first.steps[-1].error
     assert isinstance(error, ToolError) and not isinstance(error, OutcomeUnknown), error
@@ -118,17 +100,11 @@ def test_a_services_own_500_is_still_its_refusal(tmp_path: Path, gateway) -> Non
 
 @pytest.mark.parametrize("gateway", [[504, 200]], indirect=True, ids=["504-then-200"])
 def test_an_idempotent_tool_answered_by_a_gateway_is_tried_again(tmp_path: Path, gateway) -> None:
-    agent = _agent(tmp_path, gateway.url, idempotent=True, retries=1)
-    (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-    world = World.from_files(tmp_path / "world.ttl")
+    agent = shop_agent(tmp_path, gateway.url, idempotent=True, retries=1)
+    world = shop_world(tmp_path)
     run = agent.run(world, focus=":o1")
     assert run.status == "completed", run.instances[0].steps[-1].error
     assert len(gateway.charged) == 2
-
-
-MCP_DEFS = DEFS.replace('horis:binding "URL"', 'horis:binding "mcp://bank/charge"').replace(
-    ":t.charge a horis:Tool", ':bank a horis:McpServer ; horis:url "URL" .\n:t.charge a horis:Tool'
-).replace("IDEMPOTENT", "false").replace("RETRIES", "0")
 
 
 @pytest.mark.parametrize("status", ["502", "504", "500"])
@@ -139,9 +115,7 @@ def test_an_mcp_server_behind_a_gateway_is_held_in_doubt(tmp_path: Path, status:
     try:
         (tmp_path / "defs.ttl").write_text(
             MCP_DEFS.replace("URL", f"http://127.0.0.1:{port}/mcp"), encoding="utf-8")
-        (tmp_path / "world.ttl").write_text(WORLD, encoding="utf-8")
-        agent = Agent.from_files(tmp_path / "defs.ttl")
-        world = World.from_files(tmp_path / "world.ttl")
+        agent, world = Agent.from_files(tmp_path / "defs.ttl"), shop_world(tmp_path)
         first = agent.run(world, focus=":o1").instances[0]
         again = agent.run(world, focus=":o1").instances[0]
         charged = ledger.read_text(encoding="utf-8").split()
