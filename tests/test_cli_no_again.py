@@ -16,42 +16,12 @@ import threading
 import time
 from pathlib import Path
 
+from billed_order import RUN, bills, loaded, project
 from forked import horismos_forked
-from test_event_service import DEFINITIONS, PREFIXES
-
-SHOP = '''\
-import os, time
-from pathlib import Path
-
-def bill(order):
-    ledger = Path(os.environ["LEDGER"])
-    with ledger.open("a") as f:
-        f.write(str(order) + "\\n")
-    time.sleep(float(os.environ.get("BILL_SECONDS", "0")))
-    return {"billRef": "B-" + str(len(ledger.read_text().splitlines()))}
-'''
-
-
-def _shop(tmp_path: Path) -> dict[str, str]:
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LOCK_WAIT="60")
-    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
-    assert loaded.returncode == 0, loaded.stderr
-    return env
-
-
-RUN = ("run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--focus", ":o1")
-
-
-def _bills(tmp_path: Path) -> list[str]:
-    ledger = tmp_path / "ledger"
-    return ledger.read_text().splitlines() if ledger.exists() else []
 
 
 def test_a_run_retried_with_no_again_answers_the_instance_and_bills_once(tmp_path: Path) -> None:
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     first = horismos_forked(tmp_path, *RUN, "--no-again", env=env)
     assert first.returncode == 0, first.stderr
     assert "completed after 1 step" in first.stdout
@@ -59,7 +29,7 @@ def test_a_run_retried_with_no_again_answers_the_instance_and_bills_once(tmp_pat
     assert again.returncode == 0, again.stderr
     assert "completed (not run again, --no-again: instance" in again.stdout
     assert "Traceback" not in again.stderr
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1
     # without it, as ever, the operator's "run this again": blocked by the first's effect
     assert horismos_forked(tmp_path, *RUN, env=env).returncode == 4
 
@@ -69,7 +39,7 @@ def test_a_retry_answered_as_it_stands_says_it_wrote_no_trace(tmp_path: Path) ->
     answered, and no word why. Nothing ran, so no trace is written (a trace records a run's
     steps, what replay decides again): the retry says so, naming the file and the instance;
     the run that ran it wrote its trace and says nothing of the kind."""
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     first = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "first.jsonl", env=env)
     assert first.returncode == 0 and (tmp_path / "first.jsonl").stat().st_size, first.stderr
     assert "no trace written" not in first.stderr, first.stderr
@@ -82,13 +52,13 @@ def test_a_retry_answered_as_it_stands_says_it_wrote_no_trace(tmp_path: Path) ->
         f"answered instance {sid} as it stands); a trace records a run's steps, and this "
         "instance's are in the trace of the run that made them"
     ) in again.stderr.splitlines(), again.stderr
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1
 
 
 def test_two_processes_at_once_with_no_again_run_once_and_both_exit_completed(
     tmp_path: Path,
 ) -> None:
-    env = dict(_shop(tmp_path), BILL_SECONDS="1")
+    env = dict(loaded(tmp_path), BILL_SECONDS="1")
     codes: list[subprocess.CompletedProcess[str]] = []
 
     def one() -> None:
@@ -101,7 +71,7 @@ def test_two_processes_at_once_with_no_again_run_once_and_both_exit_completed(
     for t in threads:
         t.join()
     assert [c.returncode for c in codes] == [0, 0], [c.stderr for c in codes]
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1
 
 
 def test_a_retry_after_its_process_was_killed_mid_call_goes_on_with_the_instance(
@@ -111,7 +81,7 @@ def test_a_retry_after_its_process_was_killed_mid_call_goes_on_with_the_instance
     The retry with --no-again was answered "running" for ever (``horismos instances`` said it
     interrupted); it goes on with it, and the call whose outcome is unknown is held in doubt,
     not made again: failed, exit 1, saying to reconcile."""
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     killed = subprocess.Popen(
         [sys.executable, "-m", "horismos", *RUN, "--no-again"],
         cwd=tmp_path,
@@ -120,29 +90,29 @@ def test_a_retry_after_its_process_was_killed_mid_call_goes_on_with_the_instance
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while not _bills(tmp_path) and time.monotonic() < deadline:
+    while not bills(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.05)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1
     retried = horismos_forked(tmp_path, *RUN, "--no-again", env=env)
     assert retried.returncode == 1, retried.stdout + retried.stderr
     assert "failed" in retried.stdout and "reconcile" in retried.stdout
     assert "Traceback" not in retried.stderr
-    assert len(_bills(tmp_path)) == 1  # held in doubt, not billed a second time
+    assert len(bills(tmp_path)) == 1  # held in doubt, not billed a second time
     listed = horismos_forked(tmp_path, "instances", "--store", "oxigraph:store", env=env)
     assert "failed" in listed.stdout and "running" not in listed.stdout
 
 
 def test_no_again_with_all_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     refused = horismos_forked(
         tmp_path, "run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--all",
         "--no-again", env=env,
     )
     assert refused.returncode == 2
     assert "give --focus NODE, or leave --no-again out" in refused.stderr
-    assert _bills(tmp_path) == []
+    assert bills(tmp_path) == []
 
 
 def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gone_on_with(
@@ -154,9 +124,7 @@ def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gon
     call held in doubt: failed, exit 1, billed once. It was answered "running" for ever."""
     from oxigraph_server import OxigraphServer
 
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
+    project(tmp_path)
     server = OxigraphServer(tmp_path / "store")
     env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LEASE="1.5")
     run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1",
@@ -170,7 +138,7 @@ def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gon
             env=dict(env, BILL_SECONDS="60"), stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while not _bills(tmp_path) and time.monotonic() < deadline:
+        while not bills(tmp_path) and time.monotonic() < deadline:
             time.sleep(0.05)
         live = horismos_forked(tmp_path, *run, env=env)
         assert live.returncode == 6, live.stdout + live.stderr
@@ -185,7 +153,7 @@ def test_on_a_shared_world_a_live_run_is_answered_running_and_a_dead_ones_is_gon
         retried = horismos_forked(tmp_path, *run, env=env)
         assert retried.returncode == 1, retried.stdout + retried.stderr
         assert "reconcile" in retried.stdout and "Traceback" not in retried.stderr
-        assert len(_bills(tmp_path)) == 1
+        assert len(bills(tmp_path)) == 1
     finally:
         if first is not None and first.poll() is None:
             first.kill()
@@ -196,7 +164,7 @@ def test_the_same_command_given_again_keeps_the_first_trace_and_answers(tmp_path
     """`run --no-again --trace t.jsonl` is the command a wrapper repeats as it was; the
     repeat exited 2 (t.jsonl is never written over) and answered nothing. It now answers the
     instance as it stands, exit 0, t.jsonl byte for byte the first run's, and no other file."""
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     first = horismos_forked(tmp_path, *RUN, "--no-again", "--trace", "t.jsonl", env=env)
     assert first.returncode == 0, first.stderr
     kept = (tmp_path / "t.jsonl").read_bytes()
@@ -206,7 +174,7 @@ def test_the_same_command_given_again_keeps_the_first_trace_and_answers(tmp_path
     assert (tmp_path / "t.jsonl").read_bytes() == kept
     assert sorted(p.name for p in tmp_path.glob("t*.jsonl")) == ["t.jsonl"]
     assert "t.jsonl, an earlier run's trace, is kept as it was" in again.stderr, again.stderr
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1
     # without --no-again a trace is still never written over: the command is refused
     assert horismos_forked(tmp_path, *RUN, "--trace", "t.jsonl", env=env).returncode == 2
 
@@ -215,7 +183,7 @@ def test_a_retry_that_runs_writes_the_next_numbered_trace(tmp_path: Path) -> Non
     """The first attempt killed mid-call (kill -9) left t.jsonl, its header and instance; the
     retry goes on with the instance, and its trace goes to t-2.jsonl, said on stderr: the
     first attempt's, the one record of the call in doubt, is kept as it was."""
-    env = _shop(tmp_path)
+    env = loaded(tmp_path)
     killed = subprocess.Popen(
         [sys.executable, "-m", "horismos", *RUN, "--no-again", "--trace", "t.jsonl"],
         cwd=tmp_path,
@@ -224,7 +192,7 @@ def test_a_retry_that_runs_writes_the_next_numbered_trace(tmp_path: Path) -> Non
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while not _bills(tmp_path) and time.monotonic() < deadline:
+    while not bills(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.05)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
@@ -239,4 +207,4 @@ def test_a_retry_that_runs_writes_the_next_numbered_trace(tmp_path: Path) -> Non
     ) in retried.stderr.splitlines(), retried.stderr
     shown = horismos_forked(tmp_path, "trace", "show", "t-2.jsonl", env=env)
     assert shown.returncode == 0 and "end: failed" in shown.stdout, shown.stdout + shown.stderr
-    assert len(_bills(tmp_path)) == 1
+    assert len(bills(tmp_path)) == 1

@@ -16,29 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
+from billed_order import DEFINITIONS
 from charge_ledger import PREFIXES
 from in_process import horismos_load
 from oxigraph_server import OxigraphServer
 from rdflib import URIRef
 
 from horismos import Agent, NotHeld, World
-
-DEFINITIONS = PREFIXES + """
-:Order a owl:Class .
-:billRef a owl:DatatypeProperty .
-
-:t.bill a horis:Tool ;
-    horis:takes [ horis:arg [ horis:name "order" ; horis:type :Order ] ] ;
-    horis:effect [ horis:subject "order" ;
-                   horis:asserts [ horis:property :billRef ; horis:type xsd:string ] ] ;
-    horis:binding "python:shop.bill" ;
-    horis:idempotent false .
-
-:Pay a horis:Workflow ; horis:focusType :Order ; horis:start :Bill .
-:Bill a horis:ActionStep ; horis:tool :t.bill ;
-    horis:requires "?this a :Order . FILTER NOT EXISTS { ?this :billRef ?r }" ;
-    horis:bind [ horis:arg "order" ; horis:var "this" ] .
-"""
 
 PAY = "http://example.org/pay#"
 

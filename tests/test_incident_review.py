@@ -13,25 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from billed_order import DEFINITIONS, RUN, loaded, project
 from forked import horismos_forked
-from test_cli_no_again import SHOP
-from test_event_service import DEFINITIONS, PREFIXES
 from test_run_policy import EXTERNAL, TOOLS, WORLD, definitions
-
-
-def _pay(tmp_path: Path) -> dict[str, str]:
-    """The shop of ``test_cli_no_again``: a billing tool that is not idempotent, appending
-    to a ledger what it bills, on ``:o1`` of a world kept in ``oxigraph:store``."""
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
-    env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LOCK_WAIT="60")
-    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
-    assert loaded.returncode == 0, loaded.stderr
-    return env
-
-
-RUN = ("run", "pay.ttl", "--tools", "shop", "--store", "oxigraph:store", "--focus", ":o1")
 
 
 def test_a_call_held_in_doubt_says_its_kind_in_the_trace_and_in_the_instances(
@@ -42,7 +26,7 @@ def test_a_call_held_in_doubt_says_its_kind_in_the_trace_and_in_the_instances(
     short, and neither the kind the failing commit stores (``outcome_unknown``), which is what
     tells a call that may have acted from a tool that raised. Both now say it first; the
     JSON listing gives it as ``error_kind``, and an operator's clearing leaves it said."""
-    env = _pay(tmp_path)
+    env = loaded(tmp_path)
     killed = subprocess.Popen(
         [sys.executable, "-m", "horismos", *RUN, "--no-again", "--trace", "first.jsonl"],
         cwd=tmp_path, env=dict(env, BILL_SECONDS="60"), stdout=subprocess.DEVNULL,
@@ -112,9 +96,7 @@ def test_a_trace_of_a_shared_world_says_why_it_has_no_world_digest(tmp_path: Pat
     show`` printed ``world None``, as if the header were damaged."""
     from oxigraph_server import OxigraphServer
 
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
+    project(tmp_path)
     env = dict(os.environ, LEDGER=str(tmp_path / "ledger"))
     server = OxigraphServer(tmp_path / "store")
     try:
@@ -167,12 +149,10 @@ def flag(order):
 def _gated(tmp_path: Path) -> dict[str, str]:
     """:o1 billed, the reference answered refused by the gate, the instance gone on by
     ``horis:onError`` to :Flag and completed; its trace in ``run.jsonl``."""
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS + GATED)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(GATED_SHOP)
+    project(tmp_path, DEFINITIONS + GATED, GATED_SHOP)
     env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), BILL_REF="bad ref")
-    loaded = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
-    assert loaded.returncode == 0, loaded.stderr
+    done = horismos_forked(tmp_path, "load", "world.ttl", "--store", "oxigraph:store", env=env)
+    assert done.returncode == 0, done.stderr
     ran = horismos_forked(tmp_path, *RUN, "--trace", "run.jsonl", env=env)
     assert ran.returncode == 0 and "onError -> :Flag" in ran.stdout, ran.stdout + ran.stderr
     return env

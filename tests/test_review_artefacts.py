@@ -122,12 +122,9 @@ def test_a_tools_call_killed_mid_call_is_listed_by_instances_until_reconciled(
     more; a reviewer looking for doubts found none. `instances` now lists it (text and
     JSON) with the command that clears it, `trace show` says the call was being made and
     where to look, and once reconciled the row is gone."""
-    from test_cli_no_again import SHOP
-    from test_event_service import DEFINITIONS, PREFIXES
+    from billed_order import project
 
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
+    project(tmp_path)
     env = dict(os.environ, LEDGER=str(tmp_path / "ledger"))
     store = ["--store", "oxigraph:store"]
     assert horismos_forked(tmp_path, "load", "world.ttl", *store, env=env).returncode == 0
@@ -210,13 +207,10 @@ def test_a_duplicate_delivery_refused_leaves_a_trace_naming_the_process_that_hol
     replay; the first's trace header names the same process. The same command given again
     once the first has died (its lease run out) is not refused for its --trace, which holds
     the refusal: it goes on with the instance and writes second-2.jsonl."""
+    from billed_order import project
     from oxigraph_server import OxigraphServer
-    from test_cli_no_again import SHOP
-    from test_event_service import DEFINITIONS, PREFIXES
 
-    (tmp_path / "pay.ttl").write_text(DEFINITIONS)
-    (tmp_path / "world.ttl").write_text(PREFIXES + ":o1 a :Order .\n")
-    (tmp_path / "shop.py").write_text(SHOP)
+    project(tmp_path)
     server = OxigraphServer(tmp_path / "store")
     env = dict(os.environ, LEDGER=str(tmp_path / "ledger"), HORISMOS_LEASE="1.5")
     run = ("run", "pay.ttl", "--tools", "shop", "--store", server.store, "--focus", ":o1")
