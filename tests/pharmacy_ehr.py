@@ -44,15 +44,15 @@ EHR = """\
     horis:mapping horis:FhirJsonLd .
 """
 
-# ``.format(base=..., token_var=..., timeout=..., inline=..., on_error=...)``: the focus
-# patient's request completed
+# ``.format(base=..., token_var=..., timeout=..., inline=..., on_error=...)``: the focus patient's
+# request completed
 COMPLETE_DEFS = EHR.replace("{granted}", '"patient/MedicationRequest.write"') + """
 :t.complete a horis:Tool ;
     horis:takes [ horis:arg [ horis:name "request" ; horis:type fhir:MedicationRequest ] ] ;
     horis:adapter :ehr ;
     horis:commitScope "patient/MedicationRequest.write" ;
-    horis:binding "python:complete" ;{inline}
-    horis:timeout "{timeout}" .
+    horis:binding "python:complete" ;
+    horis:timeout "{timeout}"{inline} .
 
 :Complete a horis:Workflow ;
     horis:focusType fhir:Patient ;
@@ -94,17 +94,15 @@ def posts(server: FhirServer) -> int:
     return sum(1 for method, _ in server.log if method == "POST")
 
 
-def completing(tmp_path: Path, server: FhirServer, *, timeout: str = "2s", on_error: str = "",
-               extra: str = "", inline: bool = False, store: str = "memory",
-               ) -> tuple[Agent, World]:
+def completing(tmp_path: Path, server: FhirServer, *, timeout: str = "2s", inline: bool = False,
+               on_error: str = "", extra: str = "", store: str = "memory") -> tuple[Agent, World]:
     """:Complete's agent, and a world (in ``store``) holding the patient and its request
-    hydrated; ``on_error`` ends :CompleteStep (``; horis:onError :X``), ``extra`` Turtle
-    follows, ``inline``: the decision made on the loop's thread (``horis:inline true``)."""
+    hydrated; ``inline``: the tool decides on the loop's thread (``horis:inline``);
+    ``on_error`` ends :CompleteStep (``; horis:onError :X``), ``extra`` Turtle follows."""
     path = tmp_path / "pharmacy.ttl"
-    path.write_text(COMPLETE_DEFS.format(base=server.base, token_var=TOKEN_VAR, timeout=timeout,
-                                         inline=" horis:inline true ;" if inline else "",
-                                         on_error=on_error)
-                    + extra, encoding="utf-8")
+    path.write_text(COMPLETE_DEFS.format(
+        base=server.base, token_var=TOKEN_VAR, timeout=timeout, on_error=on_error,
+        inline=" ; horis:inline true" if inline else "") + extra, encoding="utf-8")
     agent = Agent.from_files(path, tools={"complete": complete})
     world = World.open(store)
     agent.hydrate(world, "ehr", ["Patient/p1", "MedicationRequest/mr1"])

@@ -93,6 +93,11 @@ class FhirServer:
     def writes(self) -> list[tuple[str, str]]:
         return [r for r in self.log if r[0] in ("PUT", "POST")]
 
+    @property
+    def port(self) -> int:
+        """The port it listens on (0 before its first :meth:`start`), kept across a stop."""
+        return self._port
+
     def start(self) -> None:
         """Listen on 127.0.0.1, in a thread: on a free port the first time, on the same port
         after :meth:`stop` (a system of record down, then back, its resources kept)."""
