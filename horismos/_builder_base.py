@@ -21,7 +21,7 @@ from ._definitions_model import Definitions
 from ._errors import Problem
 from ._fhir import FHIR
 from ._hazards import Hazard
-from ._model import Tool
+from ._model import Tool, Workflow
 from ._namespace_index import NamespaceIndex
 from ._near_names import closest_term
 from ._preconditions import Precondition
@@ -89,6 +89,16 @@ class BuilderBase:
         self.broken_tools: dict[Node, Tool] = {}
         """Tools declared wrongly but for their arguments: modelled only so that their steps'
         bindings are checked in the same pass, not after the tool is mended."""
+        self.erred_at: set[Node] = set()
+        """The node (or the subject of the statement) each of the loader's errors is placed
+        at: a blank node of a tool's effect tells an error of the effect."""
+        self.broken_workflows: dict[URIRef, Workflow] = {}
+        """Workflows the load would not model for their focus type, whose start is a step:
+        walked by the warnings about the flow said beside the errors
+        (:mod:`._mended_flow`)."""
+        self.astray_edges: list[Problem] = []
+        """The errors of a flow edge to a node declared nowhere: the warnings about the flow
+        walk the edge to the step the error names instead (:mod:`._mended_flow`)."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
         self.merged_index = NamespaceIndex(self.merged_namespaces.items())
@@ -191,6 +201,8 @@ class BuilderBase:
         self.problems.append(problem)
         place = (problem.file, problem.line, problem.node)
         self.said_of.setdefault(place, set()).add(at[:2] if isinstance(at, tuple) else None)
+        if at is not None:
+            self.erred_at.add(at[0] if isinstance(at, tuple) else at)
 
     def warn(
         self, node: Node | None, message: str, hint: str | None = None, at: Where | None = None
@@ -439,6 +451,19 @@ class BuilderBase:
         """The properties the loaded files declare."""
         kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
         return {p for k in kinds for p in self.g.subjects(RDF.type, k)}
+
+    def effect_unread(self, tool: Tool) -> bool:
+        """Whether the load found ``tool``'s ``horis:effect`` wrong: one it could not read,
+        or an error about the effect or one of its ``horis:asserts`` (a value its property
+        cannot take: the property may be the slip). What it writes is not known until it is
+        mended."""
+        if tool.effect is None and (tool.iri, HORIS.effect, None) in self.g:
+            return True
+        effects = set(self.g.objects(tool.iri, HORIS.effect))
+        held = effects | {a for e in effects for a in self.g.objects(e, HORIS.asserts)}
+        return not held.isdisjoint(self.erred_at) or any(
+            about == (tool.iri, HORIS.effect) for said in self.said_of.values() for about in said
+        )
 
     def step_nodes(self) -> set[Node]:
         return {s for c in STEP_CLASSES for s in self.g.subjects(RDF.type, c)}

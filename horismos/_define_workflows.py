@@ -11,9 +11,9 @@ from rdflib import OWL, RDF, RDFS, Literal, URIRef
 from rdflib.term import Node
 
 from ._define_steps import StepBuilding
-from ._digraph import Digraph, descendants
+from ._digraph import Digraph, add_edge, descendants
 from ._hazards import decision_loops, fewest_steps, flow_graph
-from ._model import DEFAULT_MAX_STEPS, DecisionStep, Workflow
+from ._model import DEFAULT_MAX_STEPS, DecisionStep, Step, Workflow
 from ._vocab import HORIS
 
 __all__ = ["WorkflowBuilding"]
@@ -56,6 +56,14 @@ class WorkflowBuilding(StepBuilding):
             )
             ok = False
         if not ok:
+            if isinstance(start, URIRef) and start in self.step_nodes():
+                # its flow is right: the warnings about it are said beside its error
+                self.broken_workflows[URIRef(str(s))] = Workflow(
+                    URIRef(str(s)),
+                    focus if isinstance(focus, URIRef) else OWL.Thing,
+                    start,
+                    self.defs.steps,
+                )
             return None
         budget = self.one(s, HORIS.maxSteps)  # its shape says what to write when it is wrong
         max_steps = budget.toPython() if isinstance(budget, Literal) else None
@@ -164,6 +172,7 @@ class WorkflowBuilding(StepBuilding):
                         + self.some(step_nodes),
                         at=(s, pred, o),
                     )
+                    self.astray_edges.append(self.problems[-1])
 
     def check_decision_loops(self) -> None:
         """A cycle of DecisionSteps with no step on it that acts or waits: the world is the
@@ -186,22 +195,35 @@ class WorkflowBuilding(StepBuilding):
                 at=at,
             )
 
-    def check_reachability(self) -> None:
-        flow = flow_graph(self.defs.steps)
+    def check_reachability(
+        self, steps: dict[URIRef, Step], workflows: dict[URIRef, Workflow], *, written: bool
+    ) -> None:
+        """A step no workflow reaches, walking ``steps`` from ``workflows``' starts: the
+        flow the load's errors give once mended (:mod:`._mended_flow`). With ``written``
+        (beside errors), every edge written to a step is walked too: a rule whose pattern
+        does not parse is left out of its decision's model, not out of the mended flow."""
+        flow = flow_graph(steps)
+        for src in steps if written else ():
+            for target in self.flow_targets(src):
+                if isinstance(target, URIRef) and target in steps:
+                    add_edge(flow, src, target)
         reached: set[Node] = set()
-        for wf in self.defs.workflows.values():
+        for wf in workflows.values():
             if wf.start in flow:
                 reached |= {wf.start, *descendants(flow, wf.start)}
-        for step in self.defs.steps:
+        for step in steps:
             if step not in reached:
                 self.warn(
                     step,
                     "the step is unreachable from any workflow's start",
                     "point a horis:next, horis:onError or horis:start at it, or remove it",
                 )
-        self.check_crossings({s for s in self.defs.steps if s not in reached}, flow)
+        unreached = {s for s in steps if s not in reached}
+        self.check_crossings(unreached, flow, workflows)
 
-    def check_crossings(self, unreached: set[URIRef], flow: Digraph[URIRef]) -> None:
+    def check_crossings(
+        self, unreached: set[URIRef], flow: Digraph[URIRef], workflows: dict[URIRef, Workflow]
+    ) -> None:
         """A flow edge into the middle of another workflow, where a step of this one was
         meant (``:Assess horis:next :Notify``, :Notify a step of :Payout after its :Pay,
         where :Approve was meant): no :Payout instance is started, :Notify runs without
@@ -213,7 +235,7 @@ class WorkflowBuilding(StepBuilding):
         orphans = sorted((u for u in unreached if u not in pointed), key=str)
         if not orphans:
             return
-        flows = sorted(self.defs.workflows.values(), key=lambda w: str(w.iri))
+        flows = sorted(workflows.values(), key=lambda w: str(w.iri))
         walked = {wf.iri: wf.reachable() for wf in flows}
         reach = {iri: {s.iri for s in steps} for iri, steps in walked.items()}
         starts = {wf.start for wf in flows}

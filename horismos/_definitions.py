@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rdflib import OWL, RDF, RDFS, Graph, URIRef
+from rdflib.term import Node
 
 from ._adapter_decl import read_adapters
 from ._any_answer import any_answers
@@ -31,10 +32,11 @@ from ._definitions_model import Definitions
 from ._errors import AuthoringError, Problem
 from ._focus_checks import FocusChecks
 from ._for_each_items import ForEachItems
-from ._hazards import endless_loops, hazards, node_hazards
+from ._hazards import Hazard, endless_loops, hazards, node_hazards
 from ._held_waits import held_waits, written_before
 from ._individuals import individuals
-from ._model import ActionStep, Rule, Step
+from ._mended_flow import mended_steps, mended_workflows, near_steps, unsure_steps
+from ._model import ActionStep, Rule, Step, Workflow
 from ._near_names import closest_term, nearest_variable, slip_distance
 from ._pattern_checks import PatternChecks
 from ._pattern_value_checks import PatternValueChecks
@@ -201,64 +203,87 @@ class _Builder(
         for h in node_hazards(tools, self.defs.steps, self.n):
             if h.node not in misread:
                 self.hazard(h)
-        if not any(p.severity == "error" for p in self.problems):  # a broken flow misleads it
-            self.check_reachability()
+        # the flow-wide hazards walk the flow the errors give once mended, and are not said
+        # of a step an error leaves unsure, nor after it (:mod:`._mended_flow`)
+        mended = self.mended_flow(misread)
+        if mended is not None:
+            steps, workflows, doubted = mended
+            unsure = unsure_steps(steps, doubted)  # after a step found wrong: all it walks
+            near = near_steps(steps, doubted)  # beside one: what reads it, its exits, loop
+            users: dict[URIRef, set[URIRef]] = {}  # a tool's hazard is of the steps calling it
+            for a in steps.values():
+                if isinstance(a, ActionStep) and a.tool is not None:
+                    users.setdefault(a.tool.iri, set()).add(a.iri)
+
+            def say(h: Hazard, beside: set[URIRef] = unsure) -> None:
+                if h.node not in beside and not users.get(h.node, set()) & beside:
+                    self.hazard(h)
+
+            erred = any(p.severity == "error" for p in self.problems)
+            self.check_reachability(steps, workflows, written=erred)
             for h in hazards(
-                self.defs.steps,
-                self.defs.workflows,
+                steps,
+                workflows,
                 self.entailed_from,
                 self.n,
                 shut_once_done,
             ):
-                self.hazard(h)
-            for h in endless_loops(self.defs.steps, self.entailed_from, self.n):
-                self.hazard(h)
+                say(h)
+            for h in endless_loops(steps, self.entailed_from, self.n):
+                say(h, near)
             # a tool given commit scopes and no adapter is said at the tool: meant for one
             unadapted = {
                 s.iri
-                for s in self.defs.steps.values()
+                for s in steps.values()
                 if isinstance(s, ActionStep)
                 and s.tool is not None
                 and (s.tool.iri, HORIS.commitScope, None) in self.g
             }
             conditions = self.condition_guards
             for h in unguarded_reruns(
-                self.defs.steps,
-                self.defs.workflows,
+                steps,
+                workflows,
                 self.entailed_from,
                 self.n,
                 shut_once_done,
                 (self.guards_said - conditions.keys()) | unadapted,
             ):
+                if h.node in unsure:
+                    continue
                 if h.node in conditions:  # its guard's warning says it, until a world drops it
                     problem = self.src.problem("warning", h.node, h.message, h.hint, None)
                     self.defs.stated_reruns.setdefault(conditions[h.node], []).append(problem)
                 else:
-                    self.hazard(h)
-            written = written_before(self.defs.workflows)
-            for h in held_waits(self.defs.steps, written, self.n):
-                self.hazard(h)
-            for h in any_answers(self.defs.steps, self.g, self.n):
-                self.hazard(h)
-            for h in tripped_guards(self.defs.steps, self.defs.workflows, written, self.n):
-                self.hazard(h)
-            for decision, rule, h in shadowed_rules(self.defs.steps, self.n):
-                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
-            for decision, rule, h in vacuous_rules(self.defs.steps, self.n):
-                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
-            for h in vacuous_waits(self.defs.steps, self.n):
-                self.hazard(h)
+                    say(h)
+            written = written_before(workflows)
+            for h in held_waits(steps, written, self.n):
+                say(h)
+            for h in any_answers(steps, self.g, self.n):
+                say(h, near)
+            for h in tripped_guards(steps, workflows, written, self.n):
+                say(h)
+            for decision, rule, h in shadowed_rules(steps, self.n):
+                if h.node not in doubted:  # its own rules alone
+                    self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+            for decision, rule, h in vacuous_rules(steps, self.n):
+                if h.node not in doubted:  # its own rules alone
+                    self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+            for h in vacuous_waits(steps, self.n):
+                say(h, set(doubted))
             for decision, rule, h in settled_rules(
-                self.defs.steps, self.defs.workflows, written, self.n, self.defs.classes_of
+                steps, workflows, written, self.n, self.defs.classes_of
             ):
-                self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+                if h.node not in unsure:
+                    self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
-            for proposal, how, target, reached in unchosen_options(self.defs.steps):
+            for proposal, how, target, reached in unchosen_options(steps):
+                if proposal.iri in unsure:
+                    continue
                 var, pred = f"?{proposal.as_var}", HORIS[how]
                 if how == "next":
-                    if _misspelt_choice(target, proposal.as_var, self.defs.steps):
+                    if _misspelt_choice(target, proposal.as_var, steps):
                         continue  # the unbound argument's error names the choice meant
-                    slips = _choice_slips(target, proposal.as_var, self.defs.steps)
+                    slips = _choice_slips(target, proposal.as_var, steps)
                     self.warn(
                         proposal.iri,
                         f"horis:next {self.n(target)} never reads {var}, the option this "
@@ -284,7 +309,7 @@ class _Builder(
                     if reached == target
                     else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
                 )
-                at_step = self.defs.steps.get(reached)
+                at_step = steps.get(reached)
                 if isinstance(at_step, ActionStep) and not (
                     at_step.requires and proposal.as_var in at_step.requires.binds
                 ):  # nothing binds it there: the step fails, it acts on nothing
@@ -315,16 +340,12 @@ class _Builder(
                     at=(proposal.iri, pred, target),
                 )
             required = minimum_counts(self.g)
-            for h in required_before_written(
-                self.defs.workflows, required, self.defs.classes_of, self.n
-            ):
-                self.hazard(h)
+            for h in required_before_written(workflows, required, self.defs.classes_of, self.n):
+                say(h)
             single = single_values(self.g)
             of_subjects = single_values_of_subjects(self.g)
-            for h in written_twice(
-                self.defs.workflows, single, self.defs.classes_of, self.n, of_subjects
-            ):
-                self.hazard(h)
+            for h in written_twice(workflows, single, self.defs.classes_of, self.n, of_subjects):
+                say(h)
         try:
             self.defs.digest = definitions_digest(self.g)
         except MemoryError:  # pyoxigraph's, reading a term longer than its buffer
@@ -359,6 +380,46 @@ class _Builder(
             self.defs.broken_tools = {t.iri: t for t in self.broken_tools.values()}
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
+
+    def mended_flow(
+        self, misread: set[Node]
+    ) -> tuple[dict[URIRef, Step], dict[URIRef, Workflow], list[URIRef]] | None:
+        """The steps and workflows the flow-wide hazards walk, as the load's errors give them
+        once mended as they say, and the steps they leave unsure (:mod:`._mended_flow`);
+        None when the errors leave the flow unknown. ``misread``: the tools whose
+        ``horis:idempotent`` is wrong. With no error, the flow as loaded, all of it sure."""
+        errors = [p for p in self.problems if p.severity == "error"]
+        if not errors:
+            return dict(self.defs.steps), dict(self.defs.workflows), []
+        declared = set(self.defs.steps)
+        steps = mended_steps(self.defs.steps, lambda target: closest_term(target, declared))
+        if steps is None or any(
+            wf not in self.defs.workflows and wf not in self.broken_workflows
+            for wf in self.g.subjects(RDF.type, HORIS.Workflow)
+        ):
+            return None  # an edge to no step its error names, a workflow started nowhere
+        workflows = mended_workflows(
+            [*self.defs.workflows.values(), *self.broken_workflows.values()], steps
+        )
+        if workflows is None:
+            return None
+        astray = {id(p) for p in self.astray_edges}
+        wrong = {p.node for p in errors if id(p) not in astray}
+        unsure_tools = {
+            t.iri
+            for t in [*self.defs.tools.values(), *self.broken_tools.values()]
+            if t.iri in misread or self.effect_unread(t)
+        }
+        doubted = [
+            iri
+            for iri, step in steps.items()
+            if self.n(iri) in wrong
+            or (
+                isinstance(step, ActionStep)
+                and (step.tool is None or step.tool.iri in unsure_tools)
+            )
+        ]
+        return steps, workflows, doubted
 
     def when_of(self, decision: URIRef, rule: Rule) -> Where:
         """Where ``rule`` of ``decision`` is written: its horis:requires, under the

@@ -368,19 +368,21 @@ class FocusChecks(ArgumentChecks):
                 *(x for x in self.g.subjects(OWL.equivalentProperty, p) if isinstance(x, URIRef)),
             }
 
-        # a tool found wrong is said at the tool: its effect, not the guard, is to mend
-        wrong = {p.node for p in self.problems if p.severity == "error"}
+        # a tool whose effect is found wrong is said at the tool: its effect, not the guard,
+        # is to mend; one found wrong otherwise (its timeout) writes what its effect says
+        tools = [*self.defs.tools.values(), *self.broken_tools.values()]
+        wrong = {t.iri for t in tools if self.effect_unread(t)}
         for owner, holder, pred, pre in self.patterns:
             step = self.defs.steps.get(cast(URIRef, owner))
             if pred != HORIS.requires or holder != owner or not isinstance(step, ActionStep):
                 continue
             waited = wait_before(step, workflows)
-            if waited is None or step.tool is None or self.n(step.tool.iri) in wrong:
+            if waited is None or step.tool is None or step.tool.iri in wrong:
                 continue
             found = unclosed_guard(
                 step,
                 pre.select.algebra,
-                self.defs.tools.values(),
+                tools,
                 widen,
                 self.given_otherwise,
                 waited,

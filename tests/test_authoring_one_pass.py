@@ -46,6 +46,42 @@ NOTIFY_NO_SERVER = ('"python:ehr_client.notify_nurse"', '"mcp://nosuch/notify_nu
 NOTIFY_CREDENTIALS = ('"python:ehr_client.notify_nurse"', '"https://u:pw@ehr.example/notify"')
 """An error of the notify tool's binding found after the load: credentials in its URL."""
 
+RERUN = ("FILTER NOT EXISTS { ?this :queuedAt ?t }", "")
+"""A flow-wide warning: nothing stops the queueing (not idempotent) on a second run."""
+UNCLOSED_GUARD = ("{ ?this :queuedAt ?t }", "{ ?queue :queuedAt ?t }")
+"""A warning of the queue step's guard: its tool writes :queuedAt on ?this, not ?queue."""
+FORGOTTEN = (":Triage a horis:Workflow ;",
+             ':Forgotten a horis:WaitStep ; horis:reason "a nurse confirms" ;\n'
+             "    horis:wake horis:OperatorInput ; horis:delivery horis:Silent ;\n"
+             '    horis:until "?this :assignedNurse ?n" .\n\n:Triage a horis:Workflow ;')
+"""A flow-wide warning: a step no workflow reaches."""
+ROUTE = ('horis:next :Route .\n\n:Route a horis:DecisionStep ;\n'
+         '    horis:when [ horis:requires "RULE" ; horis:order 1 ; horis:next :NotifyNurse ] ;\n'
+         "    horis:otherwise :NotifyNurse .")
+SETTLED = ("horis:next :NotifyNurse .", ROUTE.replace("RULE", "?this :queuedAt ?t"))
+"""A flow-wide warning: a rule that holds whenever its decision is reached."""
+SHADOWED = ("horis:next :NotifyNurse .", ROUTE.replace("RULE", "?this :acuity :urgent").replace(
+    "    horis:otherwise", '    horis:when [ horis:requires "?this :acuity :urgent" ; '
+    "horis:order 2 ; horis:next :Hold ] ;\n    horis:otherwise") + "\n\n" + (
+    ':Hold a horis:WaitStep ; horis:reason "x" ; horis:wake horis:OperatorInput ;\n'
+    '    horis:delivery horis:Silent ; horis:until "?this :assignedNurse ?r" ;\n'
+    "    horis:next :NotifyNurse ."))
+"""A flow-wide warning: a rule the same as one before it, never taken."""
+HELD = ("horis:next :NotifyNurse .",
+        'horis:next :Hold .\n\n:Hold a horis:WaitStep ; horis:reason "x" ; '
+        "horis:wake horis:OperatorInput ;\n    horis:delivery horis:Silent ; "
+        'horis:until "?this :queueRef ?r" ;\n    horis:next :NotifyNurse .')
+"""A flow-wide warning: a wait the step before it always ends."""
+LOOP = (NOTIFY_BIND, NOTIFY_BIND[:-2] + " ;\n    horis:next :Ping ." + "".join(
+    f"\n\n:{me} a horis:ActionStep ;\n    horis:tool :ehr.notify_nurse ;\n"
+    '    horis:requires "?this :queueRef ?ref . ?nurse :onDuty true ." ;\n'
+    '    horis:bind [ horis:var "this" ; horis:arg "patient" ] ;\n'
+    f"    horis:next :{then} ."
+    for me, then in (("Ping", "Pong"), ("Pong", "Ping"))))
+"""A flow-wide warning: a loop nothing on it ends."""
+MISSPELT_NEXT = ("horis:next :NotifyNurse .", "horis:next :NotifyNurze .")
+"""An error of the queue step: horis:next to a step declared nowhere, one slip from one."""
+
 PAIRS = {
     "retries beside a step's error": (RETRIES, MISNAMED_ARG),
     "retries beside the same tool's error": (RETRIES, ZERO_TIMEOUT),
@@ -55,6 +91,15 @@ PAIRS = {
     "an undeclared server beside the tool's timeout": (NOTIFY_NO_SERVER, NOTIFY_ZERO_TIMEOUT),
     "credentials in a URL beside the tool's timeout": (NOTIFY_CREDENTIALS, NOTIFY_ZERO_TIMEOUT),
     "an argument bound by an OPTIONAL beside a tool's error": (OPTIONAL_REF, ZERO_TIMEOUT),
+    "a rerun beside its tool's timeout": (RERUN, ZERO_TIMEOUT),
+    "a rerun beside a later step's error": (RERUN, UNCLOSED),
+    "a guard its call never closes beside its tool's timeout": (UNCLOSED_GUARD, ZERO_TIMEOUT),
+    "an unreachable step beside a misspelt horis:next": (FORGOTTEN, MISSPELT_NEXT),
+    "a settled rule beside the workflow's error": (SETTLED, FOCUS_DATATYPE),
+    "a rule shadowed beside a tool's ill-typed value": (SHADOWED, ILL_TYPED_VALUE),
+    "a wait that never waits beside a later step's error": (HELD, UNCLOSED),
+    "an endless loop beside the first step's error": (MISNAMED_ARG, LOOP),
+    "an endless loop beside a misspelt horis:next": (LOOP, MISSPELT_NEXT),
 }
 
 
@@ -81,12 +126,55 @@ def said(tmp_path: Path, *edits: Edit, workflow: tuple[Path, Path] = TRIAGE,
     return sorted(found)
 
 
+def _as_alone(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``found`` without what the other edit changes in a message: the line numbers the
+    steps it adds push down, the steps it adds to a list of those declared."""
+    return sorted((line, re.sub(r" on line \d+|one of: :[^—]*", "", words))
+                  for line, words in found)
+
+
 @pytest.mark.parametrize(("first", "second"), PAIRS.values(), ids=list(PAIRS))
 def test_two_mistakes_are_said_as_each_is_alone(tmp_path: Path, first: Edit,
                                                 second: Edit) -> None:
     alone = said(tmp_path, first), said(tmp_path, second)
     assert alone[0] and alone[1]
-    assert said(tmp_path, first, second) == sorted([*alone[0], *alone[1]])
+    assert _as_alone(said(tmp_path, first, second)) == _as_alone([*alone[0], *alone[1]])
+
+
+MISLEADING = {
+    "a misspelt horis:next: no step after it unreachable": (MISSPELT_NEXT,),
+    "a horis:next to no step near its name: no step unreachable": (
+        ("horis:next :NotifyNurse .", "horis:next :Elsewhere ."), FORGOTTEN),
+    "a workflow's focus type: none of its steps unreachable": (FOCUS_DATATYPE,),
+    "a guard that does not parse: no rerun": (
+        ("FILTER NOT EXISTS { ?this :queuedAt ?t }", "FILTER NOT EXISTS { ?this :queuedAt ?t "),),
+    "a horis:bind to no argument: no rerun guard on the wrong variable": (MISNAMED_ARG, RERUN),
+    "an effect of no argument: no rerun of a tool that writes nothing": (
+        ('horis:subject "patient" ;\n        horis:asserts [ horis:property :queuedAt',
+         'horis:subject "patent" ;\n        horis:asserts [ horis:property :queuedAt'), RERUN),
+    "an effect of no argument: no wait said to be ended by it": (
+        ('horis:subject "patient" ;\n        horis:asserts [ horis:property :queuedAt',
+         'horis:subject "patent" ;\n        horis:asserts [ horis:property :queuedAt'), HELD),
+    'horis:idempotent "no": no rerun of a tool read as not idempotent': (
+        ("horis:idempotent false .", 'horis:idempotent "no" .'), RERUN),
+    "a rule that does not parse: its step not unreachable": (SETTLED, (
+        '"?this :queuedAt ?t" ; horis:order 1 ; horis:next :NotifyNurse ]',
+        '"?this :queuedAt ?t" ; horis:order 1 ; horis:next :NotifyNurse ] ;\n'
+        '    horis:when [ horis:requires "?this :acuity {" ; horis:order 2 ;\n'
+        '    horis:next :Orphan ]'), (
+        ":Triage a horis:Workflow ;",
+        ':Orphan a horis:WaitStep ; horis:reason "x" ; horis:wake horis:OperatorInput ;\n'
+        '    horis:delivery horis:Silent ; horis:until "?this :assignedNurse ?n" .\n\n'
+        ":Triage a horis:Workflow ;")),
+}
+
+
+@pytest.mark.parametrize("edits", MISLEADING.values(), ids=list(MISLEADING))
+def test_no_flow_warning_follows_from_an_error(tmp_path: Path, edits: tuple[Edit, ...]) -> None:
+    # the warnings about the flow as a whole are said beside the errors, on the flow the
+    # errors give once mended as they say: one an error misleads would be false once mended
+    found = said(tmp_path, *edits)
+    assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
 
 
 NOTIFY_OTHER_HOST = ('"python:ehr_client.notify_nurse"', '"https://api.example/notify"')
