@@ -40,9 +40,9 @@ class ForEachItems(PatternReading):
         no loaded file states and no wait's ``horis:until`` reads (an answer's facts may give
         it): kept in :attr:`Definitions.unwritten` with its warning, at the pattern's line
         that names it. Read once, at load; nothing of it is on the run's step path."""
-        written = {
+        written = {  # a tool found wrong (its timeout) still writes what its effect says
             x
-            for t in self.defs.tools.values()
+            for t in [*self.defs.tools.values(), *self.broken_tools.values()]
             if t.effect is not None
             for a in t.effect.asserts
             for x in (a.property, *widen(a.property))

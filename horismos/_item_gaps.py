@@ -37,7 +37,9 @@ def item_gaps(defs: Definitions, store: Store, paths: Iterable[str | Path]) -> l
     a property every solution matches) and that lacks a property the pattern joins on it to
     give the tool an argument, which no tool writes; at the line of the world file that first
     writes the node."""
-    written = {a.property for t in defs.tools.values() if t.effect for a in t.effect.asserts}
+    # a tool the load found wrong (its timeout) still writes what its effect says
+    tools = [*defs.tools.values(), *defs.broken_tools.values()]
+    written = {a.property for t in tools if t.effect for a in t.effect.asserts}
     gaps: list[tuple[ActionStep, URIRef, URIRef, str]] = []  # step, property, node, triple
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or not step.for_each or step.requires is None:

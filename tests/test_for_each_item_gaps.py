@@ -65,3 +65,30 @@ def test_every_item_with_its_properties_says_nothing(tmp_path: Path) -> None:
                            timeout=120)
     assert said.returncode == 0, said.stdout + said.stderr
     assert "warning" not in said.stdout, said.stdout
+
+
+CODES = """
+:System a owl:Class .
+:codes a horis:Tool ;
+    horis:takes [ horis:arg [ horis:name "system" ; horis:type :System ] ] ;
+    horis:effect [ horis:subject "system" ;
+        horis:asserts [ horis:property PROP ; horis:type TYPE ] ] ;
+    horis:binding "python:codes" ; horis:idempotent true ; horis:timeout "0s" .
+"""
+
+
+def test_a_property_a_tool_found_wrong_writes_is_no_gap(tmp_path: Path) -> None:
+    # beside the tool's zero timeout, validate --world said :jira lacked a :systemCode no
+    # tool writes, and that :forSystem, which the world never states, no tool writes: the
+    # tool writes both once its timeout is mended
+    for prop, kind, world in ((":systemCode", "xsd:string", WORLD),
+                              (":forSystem", ":System", WORLD.replace(" ; :forSystem :github", "")
+                               .replace(" ; :forSystem :jira", ""))):
+        (tmp_path / "defs.ttl").write_text(DEFS + CODES.replace("PROP", prop)
+                                           .replace("TYPE", kind))
+        (tmp_path / "world.ttl").write_text(world)
+        said = horismos_forked(tmp_path, "validate", "defs.ttl", "--world", "world.ttl",
+                               timeout=120)
+        found = [line.split(": ")[1] for line in said.stdout.splitlines() if ".ttl:" in line]
+        assert found == ["error"], said.stdout
+        assert 'horis:timeout "0s"' in said.stdout, said.stdout
