@@ -452,6 +452,13 @@ class BuilderBase:
         kinds = (RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty)
         return {p for k in kinds for p in self.g.subjects(RDF.type, k)}
 
+    def writers(self) -> list[Tool]:
+        """Every tool whose effect writes what it says: the right ones and those the load
+        found wrong (a zero ``horis:timeout`` does not change what a tool writes). Where a
+        check asks whether anything writes a property, a tool found wrong counts: said beside
+        its error, "no tool writes it" was false once the error was mended."""
+        return [*self.defs.tools.values(), *self.broken_tools.values()]
+
     def effect_unread(self, tool: Tool) -> bool:
         """Whether the load found ``tool``'s ``horis:effect`` wrong: one it could not read,
         or an error about the effect or one of its ``horis:asserts`` (a value its property

@@ -195,22 +195,21 @@ class FocusChecks(ArgumentChecks):
         entailed from it, or it is in FHIR's namespace (what an adapter's hydration
         brings)."""
         workflows = list(self.defs.workflows.values())
+        writers = {t.iri: t for t in self.writers()}
         for owner, holder, pred, pre in self.patterns:
             if pred != HORIS.requires or holder != owner:
                 continue
             step = self.defs.steps.get(cast(URIRef, owner))
             tool = self.defs.tools.get(cast(URIRef, owner))
             if isinstance(step, ActionStep) and step.tool is not None:
-                found = only_own_writes(step, pre.select.algebra, workflows, self.defs.tools)
+                found = only_own_writes(step, pre.select.algebra, workflows, writers)
                 by = f"this step's tool ({self.n(step.tool.iri)})"
                 blocked = (
                     "the step can never fire before it has fired, and every instance stops here"
                 )
                 elsewhere = "have a step before it write {}"
             elif tool is not None:
-                found = only_own_writes_of_tool(
-                    tool, pre.select.algebra, workflows, self.defs.tools
-                )
+                found = only_own_writes_of_tool(tool, pre.select.algebra, workflows, writers)
                 by = "this tool"
                 blocked = (
                     "no call of it can pass its horis:requires before one has, so every call "
@@ -320,13 +319,12 @@ class FocusChecks(ArgumentChecks):
         claim denied where it was meant to be closed. A warning at the property's line;
         dropped, as a step's own writes are, when the files or the world state it."""
         workflows = list(self.defs.workflows.values())
+        writers = {t.iri: t for t in self.writers()}
         for owner, holder, pred, pre in self.patterns:
             step = self.defs.steps.get(cast(URIRef, owner))
             if pred != HORIS.requires or holder == owner or not isinstance(step, DecisionStep):
                 continue
-            for triple, by in only_later_writes(
-                step, pre.select.algebra, workflows, self.defs.tools
-            ):
+            for triple, by in only_later_writes(step, pre.select.algebra, workflows, writers):
                 prop = triple[1]
                 if self.given_otherwise(prop):
                     continue
@@ -370,7 +368,7 @@ class FocusChecks(ArgumentChecks):
 
         # a tool whose effect is found wrong is said at the tool: its effect, not the guard,
         # is to mend; one found wrong otherwise (its timeout) writes what its effect says
-        tools = [*self.defs.tools.values(), *self.broken_tools.values()]
+        tools = self.writers()
         wrong = {t.iri for t in tools if self.effect_unread(t)}
         for owner, holder, pred, pre in self.patterns:
             step = self.defs.steps.get(cast(URIRef, owner))
@@ -449,7 +447,7 @@ class FocusChecks(ArgumentChecks):
         writes (:mod:`._error_routes`): every instance whose call failed stopped there,
         blocked. A warning at the edge; dropped, as a step's own writes are, when the files
         or the world state the property."""
-        for step, target, prop in failed_writes(self.defs.steps, self.defs.tools.values()):
+        for step, target, prop in failed_writes(self.defs.steps, self.writers()):
             if self.given_otherwise(prop):
                 continue
             if step.tool is None or prop in self.defs.undeclared:

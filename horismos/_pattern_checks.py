@@ -58,7 +58,7 @@ class PatternChecks(ArgumentChecks, TermChecks):
         :attr:`Definitions.derived_reads`, so a world stating the property drops it."""
         written = {
             a.property
-            for tool in self.defs.tools.values()
+            for tool in self.writers()
             if tool.effect is not None
             for a in tool.effect.asserts
         }
@@ -329,10 +329,7 @@ class PatternChecks(ArgumentChecks, TermChecks):
         that stops a loop once its tool has acted (paid) is meant to. A warning at the
         line, with what to write."""
         written = {
-            a.property
-            for t in self.defs.tools.values()
-            if t.effect is not None
-            for a in t.effect.asserts
+            a.property for t in self.writers() if t.effect is not None for a in t.effect.asserts
         }
         for owner, holder, pred, pre in self.patterns:
             wait = self.defs.steps.get(cast(URIRef, owner))

@@ -534,10 +534,7 @@ class ShapeChecks(ValueListChecks):
     def written_properties(self) -> frozenset[URIRef]:
         """Every property some tool's effect writes."""
         return frozenset(
-            a.property
-            for t in self.defs.tools.values()
-            if t.effect is not None
-            for a in t.effect.asserts
+            a.property for t in self.writers() if t.effect is not None for a in t.effect.asserts
         )
 
     @cached_property

@@ -166,6 +166,12 @@ MISLEADING = {
         ':Orphan a horis:WaitStep ; horis:reason "x" ; horis:wake horis:OperatorInput ;\n'
         '    horis:delivery horis:Silent ; horis:until "?this :assignedNurse ?n" .\n\n'
         ":Triage a horis:Workflow ;")),
+    "a tool's timeout: a wait on what it writes not said to wait for ever": (
+        ("horis:next :NotifyNurse .",
+         'horis:next :Hold .\n\n:Hold a horis:WaitStep ; horis:reason "x" ; '
+         "horis:wake horis:OperatorInput ;\n    horis:delivery horis:Silent ; horis:until "
+         '"?this :acuity ?a . FILTER NOT EXISTS { ?this :notifiedAt ?t }" ;\n'
+         "    horis:next :NotifyNurse ."), NOTIFY_ZERO_TIMEOUT),
 }
 
 
