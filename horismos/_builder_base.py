@@ -97,8 +97,9 @@ class BuilderBase:
         walked by the warnings about the flow said beside the errors
         (:mod:`._mended_flow`)."""
         self.astray_edges: list[Problem] = []
-        """The errors of a flow edge to a node declared nowhere: the warnings about the flow
-        walk the edge to the step the error names instead (:mod:`._mended_flow`)."""
+        """The errors of a flow edge to a node declared nowhere, a tool or a workflow: the
+        warnings about the flow walk the edge to the step the error names instead
+        (:mod:`._mended_flow`)."""
         self.merged_namespaces = {k: str(v) for k, v in self.g.namespace_manager.namespaces()}
         """The merged graph's prefixes, read once (rdflib lists them anew on every call)."""
         self.merged_index = NamespaceIndex(self.merged_namespaces.items())

@@ -131,6 +131,7 @@ class WorkflowBuilding(StepBuilding):
                         f"horis:tool {self.n(o)} .) and point {label} at that step",
                         at=(s, pred, o),
                     )
+                    self.astray_edges.append(self.problems[-1])
                 elif (o, RDF.type, HORIS.Workflow) in self.g:
                     start = self.one(o, HORIS.start)
                     self.error(
@@ -143,6 +144,7 @@ class WorkflowBuilding(StepBuilding):
                         "horis:ProposalStep or horis:WaitStep)",
                         at=(s, pred, o),
                     )
+                    self.astray_edges.append(self.problems[-1])
                 elif (o, RDF.type, HORIS.Step) in self.g:
                     if o not in abstract:  # said once, where it is typed
                         abstract.add(o)

@@ -17,7 +17,7 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rdflib import OWL, RDF, RDFS, Graph, URIRef
 from rdflib.term import Node
@@ -392,7 +392,19 @@ class _Builder(
         if not errors:
             return dict(self.defs.steps), dict(self.defs.workflows), []
         declared = set(self.defs.steps)
-        steps = mended_steps(self.defs.steps, lambda target: closest_term(target, declared))
+
+        def meant(target: URIRef) -> URIRef | None:
+            """The step the edge's error says to point at: the one a misspelling is closest
+            to, the one step calling a tool, the start of a workflow."""
+            if (target, RDF.type, HORIS.Tool) in self.g:
+                users = {u for u in self.g.subjects(HORIS.tool, target) if u in declared}
+                return cast(URIRef, users.pop()) if len(users) == 1 else None
+            if (target, RDF.type, HORIS.Workflow) in self.g:
+                start = self.g.value(target, HORIS.start)
+                return start if isinstance(start, URIRef) and start in declared else None
+            return closest_term(target, declared)
+
+        steps = mended_steps(self.defs.steps, meant)
         if steps is None or any(
             wf not in self.defs.workflows and wf not in self.broken_workflows
             for wf in self.g.subjects(RDF.type, HORIS.Workflow)

@@ -12,8 +12,9 @@ So the flow the warnings walk is the one the errors' own fixes give, and what th
 know is left out:
 
 - an edge to a step declared nowhere (``horis:next :NotifyNurze``) goes to the step its error
-  names (``did you mean :NotifyNurse?``); with none named, no flow-wide warning is said (any
-  step unreached may be the one meant);
+  names (``did you mean :NotifyNurse?``), one to a tool to the one step calling it, one to a
+  workflow to its start; with none named, no flow-wide warning is said (any step unreached
+  may be the one meant);
 - a workflow the load would not model for its focus type is walked from its start all the
   same; one with no start among the steps leaves the flow unknown, and nothing is said;
 - a step the load found wrong (a pattern that does not parse, a ``horis:bind`` to an argument

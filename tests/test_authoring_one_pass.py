@@ -100,6 +100,8 @@ PAIRS = {
     "a wait that never waits beside a later step's error": (HELD, UNCLOSED),
     "an endless loop beside the first step's error": (MISNAMED_ARG, LOOP),
     "an endless loop beside a misspelt horis:next": (LOOP, MISSPELT_NEXT),
+    "a rerun and an unreachable step beside a horis:next to a tool": (
+        RERUN, FORGOTTEN, ("horis:next :NotifyNurse .", "horis:next :ehr.notify_nurse .")),
 }
 
 
@@ -133,12 +135,11 @@ def _as_alone(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
                   for line, words in found)
 
 
-@pytest.mark.parametrize(("first", "second"), PAIRS.values(), ids=list(PAIRS))
-def test_two_mistakes_are_said_as_each_is_alone(tmp_path: Path, first: Edit,
-                                                second: Edit) -> None:
-    alone = said(tmp_path, first), said(tmp_path, second)
-    assert alone[0] and alone[1]
-    assert _as_alone(said(tmp_path, first, second)) == _as_alone([*alone[0], *alone[1]])
+@pytest.mark.parametrize("edits", PAIRS.values(), ids=list(PAIRS))
+def test_two_mistakes_are_said_as_each_is_alone(tmp_path: Path, edits: tuple[Edit, ...]) -> None:
+    alone = [said(tmp_path, edit) for edit in edits]
+    assert all(alone), alone
+    assert _as_alone(said(tmp_path, *edits)) == _as_alone([p for a in alone for p in a])
 
 
 MISLEADING = {
