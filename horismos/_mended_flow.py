@@ -20,7 +20,11 @@ know is left out:
 - a step the load found wrong (a pattern that does not parse, a ``horis:bind`` to an argument
   its tool lacks), or whose tool's effect or ``horis:idempotent`` is wrong, is *unsure*, and
   so is every step after it: what it guards, binds or writes is not what the mended step
-  will, so no warning is said of them. What comes before it, and beside it, still holds.
+  will, so no warning is said of them. What comes before it, and beside it, still holds;
+  a warning read from a step alone (two rules the same, a pattern that always holds) waits
+  only for an error of that step, and one read from a step with its exits or its loop (a
+  "no" an until lets through, a loop that never ends) for an error of the step, of a step it
+  goes on to, or of a step on its loop (:func:`near_steps`).
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ def mended_workflows(
 
 def unsure_steps(steps: Mapping[URIRef, Step], wrong: Iterable[URIRef]) -> set[URIRef]:
     """The steps of ``wrong`` and every step after them in the flow of ``steps``."""
+    wrong = list(wrong)
+    if not wrong:
+        return set()  # definitions without an error: the flow is not walked again
     flow = flow_graph(steps)
     found: set[URIRef] = set()
     for iri in wrong:
@@ -92,6 +99,9 @@ def unsure_steps(steps: Mapping[URIRef, Step], wrong: Iterable[URIRef]) -> set[U
 def near_steps(steps: Mapping[URIRef, Step], wrong: Iterable[URIRef]) -> set[URIRef]:
     """The steps of ``wrong``, those going on to one of them, and those on a loop with one:
     what a warning read from a step, its exits and its loop depends on."""
+    wrong = list(wrong)
+    if not wrong:
+        return set()
     flow = flow_graph(steps)
     found = {iri for iri in wrong if iri in steps}
     found |= {iri for iri, out in flow.items() if any(t in found for t in out)}
