@@ -277,8 +277,8 @@ class _Builder(
                     self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
             for proposal, how, target, reached in unchosen_options(steps):
-                if proposal.iri in unsure:
-                    continue
+                if proposal.iri in unsure or proposal.iri in near or reached in unsure:
+                    continue  # read of the steps it goes on to too
                 var, pred = f"?{proposal.as_var}", HORIS[how]
                 if how == "next":
                     if _misspelt_choice(target, proposal.as_var, steps):

@@ -283,3 +283,16 @@ def test_a_command_binding_whose_program_is_missing_is_said_beside_its_tools_err
     assert [line.split(": ")[1] for line in done.stdout.splitlines()[:-1]] == [
         "warning", "error"], done.stdout
     assert "program 'nosuchprog3' is not found" in done.stdout, done.stdout
+
+
+def test_a_proposal_is_not_told_what_a_step_it_goes_on_to_found_wrong_binds(
+        tmp_path: Path) -> None:
+    # the fallback's step has a pattern that does not parse, so binds nothing: the proposal
+    # was told "nothing on the way gives ?option, so :RebookOnProposal fails there" where,
+    # mended, its pattern binds ?option to any node: the warning is another one
+    fallback = ("horis:fallback :AskOperator .", "horis:fallback :RebookOnProposal .")
+    unclosed = ('?any } """ ;\n    horis:bind [ horis:arg "booking" ; horis:var "this" ] ,',
+                '?any """ ;\n    horis:bind [ horis:arg "booking" ; horis:var "this" ] ,')
+    found = said(tmp_path, fallback, unclosed, workflow=REBOOKING)
+    assert not [m for _, m in found if ":ProposeFlight" in m], found
+    assert [m for _, m in found if m.startswith("error")], found
