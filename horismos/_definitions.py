@@ -219,49 +219,11 @@ class _Builder(
                 if h.node not in beside and not users.get(h.node, set()) & beside:
                     self.hazard(h)
 
-            erred = any(p.severity == "error" for p in self.problems)
-            self.check_reachability(steps, workflows, written=erred)
-            for h in hazards(
-                steps,
-                workflows,
-                self.entailed_from,
-                self.n,
-                shut_once_done,
-            ):
-                say(h)
+            # read of a step, its exits and its loop alone: said whatever the workflows
             for h in endless_loops(steps, self.entailed_from, self.n):
                 say(h, near)
-            # a tool given commit scopes and no adapter is said at the tool: meant for one
-            unadapted = {
-                s.iri
-                for s in steps.values()
-                if isinstance(s, ActionStep)
-                and s.tool is not None
-                and (s.tool.iri, HORIS.commitScope, None) in self.g
-            }
-            conditions = self.condition_guards
-            for h in unguarded_reruns(
-                steps,
-                workflows,
-                self.entailed_from,
-                self.n,
-                shut_once_done,
-                (self.guards_said - conditions.keys()) | unadapted,
-            ):
-                if h.node in unsure:
-                    continue
-                if h.node in conditions:  # its guard's warning says it, until a world drops it
-                    problem = self.src.problem("warning", h.node, h.message, h.hint, None)
-                    self.defs.stated_reruns.setdefault(conditions[h.node], []).append(problem)
-                else:
-                    say(h)
-            written = written_before(workflows)
-            for h in held_waits(steps, written, self.n):
-                say(h)
             for h in any_answers(steps, self.g, self.n):
                 say(h, near)
-            for h in tripped_guards(steps, workflows, written, self.n):
-                say(h)
             for decision, rule, h in shadowed_rules(steps, self.n):
                 if h.node not in doubted:  # its own rules alone
                     self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
@@ -270,82 +232,124 @@ class _Builder(
                     self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
             for h in vacuous_waits(steps, self.n):
                 say(h, set(doubted))
-            for decision, rule, h in settled_rules(
-                steps, workflows, written, self.n, self.defs.classes_of
-            ):
-                if h.node not in unsure:
-                    self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
-            waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
-            for proposal, how, target, reached in unchosen_options(steps):
-                if proposal.iri in unsure or proposal.iri in near or reached in unsure:
-                    continue  # read of the steps it goes on to too
-                var, pred = f"?{proposal.as_var}", HORIS[how]
-                if how == "next":
-                    if _misspelt_choice(target, proposal.as_var, steps):
-                        continue  # the unbound argument's error names the choice meant
-                    slips = _choice_slips(target, proposal.as_var, steps)
-                    self.warn(
-                        proposal.iri,
-                        f"horis:next {self.n(target)} never reads {var}, the option this "
-                        "proposal chooses: the choice is dropped, and the step acts on whatever "
-                        "its own pattern binds"
-                        + (
-                            f"; it reads {', '.join(f'?{v}' for v in slips)} instead, which "
-                            "its own pattern binds to any node it allows"
+            if workflows is not None:  # a workflow started nowhere: no way is known
+                erred = any(p.severity == "error" for p in self.problems)
+                self.check_reachability(steps, workflows, written=erred)
+                for h in hazards(
+                    steps,
+                    workflows,
+                    self.entailed_from,
+                    self.n,
+                    shut_once_done,
+                ):
+                    say(h)
+                # a tool given commit scopes and no adapter is said at the tool: meant for one
+                unadapted = {
+                    s.iri
+                    for s in steps.values()
+                    if isinstance(s, ActionStep)
+                    and s.tool is not None
+                    and (s.tool.iri, HORIS.commitScope, None) in self.g
+                }
+                conditions = self.condition_guards
+                for h in unguarded_reruns(
+                    steps,
+                    workflows,
+                    self.entailed_from,
+                    self.n,
+                    shut_once_done,
+                    (self.guards_said - conditions.keys()) | unadapted,
+                ):
+                    if h.node in unsure:
+                        continue
+                    if h.node in conditions:  # its guard's warning says it, until a world drops it
+                        problem = self.src.problem("warning", h.node, h.message, h.hint, None)
+                        self.defs.stated_reruns.setdefault(conditions[h.node], []).append(problem)
+                    else:
+                        say(h)
+                written = written_before(workflows)
+                for h in held_waits(steps, written, self.n):
+                    say(h)
+                for h in tripped_guards(steps, workflows, written, self.n):
+                    say(h)
+                for decision, rule, h in settled_rules(
+                    steps, workflows, written, self.n, self.defs.classes_of
+                ):
+                    if h.node not in unsure:
+                        self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
+                waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
+                for proposal, how, target, reached in unchosen_options(steps):
+                    if proposal.iri in unsure or proposal.iri in near or reached in unsure:
+                        continue  # read of the steps it goes on to too
+                    var, pred = f"?{proposal.as_var}", HORIS[how]
+                    if how == "next":
+                        if _misspelt_choice(target, proposal.as_var, steps):
+                            continue  # the unbound argument's error names the choice meant
+                        slips = _choice_slips(target, proposal.as_var, steps)
+                        self.warn(
+                            proposal.iri,
+                            f"horis:next {self.n(target)} never reads {var}, the option this "
+                            "proposal chooses: the choice is dropped, and the step acts on "
+                            "whatever its own pattern binds"
+                            + (
+                                f"; it reads {', '.join(f'?{v}' for v in slips)} instead, which "
+                                "its own pattern binds to any node it allows"
+                                if slips
+                                else ""
+                            ),
+                            f"did you mean {var}? write {var} for "
+                            + ", ".join(f"?{v}" for v in slips)
+                            + f" wherever {self.n(target)} names it"
                             if slips
-                            else ""
-                        ),
-                        f"did you mean {var}? write {var} for "
-                        + ", ".join(f"?{v}" for v in slips)
-                        + f" wherever {self.n(target)} names it"
-                        if slips
-                        else f"read {var} in {self.n(target)}: in its horis:requires, or "
-                        f'horis:bind [ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
-                        at=(proposal.iri, pred, target),
+                            else f"read {var} in {self.n(target)}: in its horis:requires, or "
+                            f'horis:bind [ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
+                            at=(proposal.iri, pred, target),
+                        )
+                        continue
+                    way = (
+                        f"horis:{how} {self.n(target)}"
+                        if reached == target
+                        else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
                     )
-                    continue
-                way = (
-                    f"horis:{how} {self.n(target)}"
-                    if reached == target
-                    else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
-                )
-                at_step = steps.get(reached)
-                if isinstance(at_step, ActionStep) and not (
-                    at_step.requires and proposal.as_var in at_step.requires.binds
-                ):  # nothing binds it there: the step fails, it acts on nothing
+                    at_step = steps.get(reached)
+                    if isinstance(at_step, ActionStep) and not (
+                        at_step.requires and proposal.as_var in at_step.requires.binds
+                    ):  # nothing binds it there: the step fails, it acts on nothing
+                        self.warn(
+                            proposal.iri,
+                            f"{way} reads {var}: this proposal binds it only when its choice is "
+                            f"taken, and on the horis:{how} nothing was chosen and nothing on the "
+                            f"way gives {var}, so {self.n(reached)} fails there, its argument not "
+                            "given, and the instance fails or takes its horis:onError",
+                            f"have {self.n(reached)} read the answer that gives {var} in its "
+                            "horis:requires (the triple of a wait's horis:until that names "
+                            f"{var}), "
+                            f"or send horis:{how} to a step that does not read {var}",
+                            at=(proposal.iri, pred, target),
+                        )
+                        continue
                     self.warn(
                         proposal.iri,
                         f"{way} reads {var}: this proposal binds it only when its choice is "
-                        f"taken, and on the horis:{how} nothing was chosen and nothing on the "
-                        f"way gives {var}, so {self.n(reached)} fails there, its argument not "
-                        "given, and the instance fails or takes its horis:onError",
-                        f"have {self.n(reached)} read the answer that gives {var} in its "
-                        f"horis:requires (the triple of a wait's horis:until that names {var}), "
-                        f"or send horis:{how} to a step that does not read {var}",
+                        f"taken, and on the horis:{how} nothing was chosen, so {self.n(reached)}'s "
+                        f"pattern binds {var} itself, to any node it allows, and the tool acts on "
+                        "an option neither the model nor a person chose",
+                        f"send horis:{how} to a step that does not read {var}, such as a "
+                        "horis:WaitStep where an operator chooses"
+                        + (f" ({', '.join(waits)})" if waits else "")
+                        if reached == target
+                        else f"lead {self.n(target)} on to a step that does not read {var}, or "
+                        f"have {self.n(reached)} read the operator's answer instead",
                         at=(proposal.iri, pred, target),
                     )
-                    continue
-                self.warn(
-                    proposal.iri,
-                    f"{way} reads {var}: this proposal binds it only when its choice is "
-                    f"taken, and on the horis:{how} nothing was chosen, so {self.n(reached)}'s "
-                    f"pattern binds {var} itself, to any node it allows, and the tool acts on "
-                    "an option neither the model nor a person chose",
-                    f"send horis:{how} to a step that does not read {var}, such as a "
-                    "horis:WaitStep where an operator chooses"
-                    + (f" ({', '.join(waits)})" if waits else "")
-                    if reached == target
-                    else f"lead {self.n(target)} on to a step that does not read {var}, or "
-                    f"have {self.n(reached)} read the operator's answer instead",
-                    at=(proposal.iri, pred, target),
-                )
-            required = minimum_counts(self.g)
-            for h in required_before_written(workflows, required, self.defs.classes_of, self.n):
-                say(h)
-            single = single_values(self.g)
-            of_subjects = single_values_of_subjects(self.g)
-            for h in written_twice(workflows, single, self.defs.classes_of, self.n, of_subjects):
-                say(h)
+                required = minimum_counts(self.g)
+                for h in required_before_written(workflows, required, self.defs.classes_of, self.n):
+                    say(h)
+                single = single_values(self.g)
+                of_subjects = single_values_of_subjects(self.g)
+                classes = self.defs.classes_of
+                for h in written_twice(workflows, single, classes, self.n, of_subjects):
+                    say(h)
         try:
             self.defs.digest = definitions_digest(self.g)
         except MemoryError:  # pyoxigraph's, reading a term longer than its buffer
@@ -383,11 +387,13 @@ class _Builder(
 
     def mended_flow(
         self, misread: set[Node]
-    ) -> tuple[dict[URIRef, Step], dict[URIRef, Workflow], list[URIRef]] | None:
+    ) -> tuple[dict[URIRef, Step], dict[URIRef, Workflow] | None, list[URIRef]] | None:
         """The steps and workflows the flow-wide hazards walk, as the load's errors give them
         once mended as they say, and the steps they leave unsure (:mod:`._mended_flow`);
-        None when the errors leave the flow unknown. ``misread``: the tools whose
-        ``horis:idempotent`` is wrong. With no error, the flow as loaded, all of it sure."""
+        None when the errors leave the flow unknown (an edge to no step they name), no
+        workflows when one starts nowhere (no way to a step is known, what a step and its
+        exits hold alone is). ``misread``: the tools whose ``horis:idempotent`` is wrong.
+        With no error, the flow as loaded, all of it sure."""
         errors = [p for p in self.problems if p.severity == "error"]
         if not errors:
             return dict(self.defs.steps), dict(self.defs.workflows), []
@@ -405,16 +411,16 @@ class _Builder(
             return closest_term(target, declared)
 
         steps = mended_steps(self.defs.steps, meant)
-        if steps is None or any(
-            wf not in self.defs.workflows and wf not in self.broken_workflows
-            for wf in self.g.subjects(RDF.type, HORIS.Workflow)
-        ):
-            return None  # an edge to no step its error names, a workflow started nowhere
+        if steps is None:
+            return None  # an edge to no step its error names
         workflows = mended_workflows(
             [*self.defs.workflows.values(), *self.broken_workflows.values()], steps
         )
-        if workflows is None:
-            return None
+        if any(
+            wf not in self.defs.workflows and wf not in self.broken_workflows
+            for wf in self.g.subjects(RDF.type, HORIS.Workflow)
+        ):
+            workflows = None  # a workflow started nowhere
         astray = {id(p) for p in self.astray_edges}
         wrong = {p.node for p in errors if id(p) not in astray}
         unsure_tools = {

@@ -16,7 +16,8 @@ know is left out:
   workflow to its start; with none named, no flow-wide warning is said (any step unreached
   may be the one meant);
 - a workflow the load would not model for its focus type is walked from its start all the
-  same; one with no start among the steps leaves the flow unknown, and nothing is said;
+  same; one with no start among the steps leaves no way to a step known, so only what a
+  step, its exits and its loop hold alone is said (a loop that never ends, rules the same);
 - a step the load found wrong (a pattern that does not parse, a ``horis:bind`` to an argument
   its tool lacks), or whose tool's effect or ``horis:idempotent`` is wrong, is *unsure*, and
   so is every step after it: what it guards, binds or writes is not what the mended step

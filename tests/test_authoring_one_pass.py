@@ -100,6 +100,10 @@ PAIRS = {
     "a wait that never waits beside a later step's error": (HELD, UNCLOSED),
     "an endless loop beside the first step's error": (MISNAMED_ARG, LOOP),
     "an endless loop beside a misspelt horis:next": (LOOP, MISSPELT_NEXT),
+    "an endless loop beside a workflow started nowhere": (
+        LOOP, ("    horis:start :QueuePatient .", '    rdfs:comment "no start" .')),
+    "a rule shadowed beside a workflow started nowhere": (
+        SHADOWED, ("    horis:start :QueuePatient .", '    rdfs:comment "no start" .')),
     "a rerun and an unreachable step beside a horis:next to a tool": (
         RERUN, FORGOTTEN, ("horis:next :NotifyNurse .", "horis:next :ehr.notify_nurse .")),
 }
@@ -147,6 +151,8 @@ MISLEADING = {
     "a horis:next to no step near its name: no step unreachable": (
         ("horis:next :NotifyNurse .", "horis:next :Elsewhere ."), FORGOTTEN),
     "a workflow's focus type: none of its steps unreachable": (FOCUS_DATATYPE,),
+    "a workflow started nowhere: none of its steps unreachable, nor rerun": (
+        RERUN, FORGOTTEN, ("    horis:start :QueuePatient .", '    rdfs:comment "no start" .')),
     "a guard that does not parse: no rerun": (
         ("FILTER NOT EXISTS { ?this :queuedAt ?t }", "FILTER NOT EXISTS { ?this :queuedAt ?t "),),
     "a horis:bind to no argument: no rerun guard on the wrong variable": (MISNAMED_ARG, RERUN),
