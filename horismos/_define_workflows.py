@@ -203,7 +203,10 @@ class WorkflowBuilding(StepBuilding):
         """A step no workflow reaches, walking ``steps`` from ``workflows``' starts: the
         flow the load's errors give once mended (:mod:`._mended_flow`). With ``written``
         (beside errors), every edge written to a step is walked too: a rule whose pattern
-        does not parse is left out of its decision's model, not out of the mended flow."""
+        does not parse is left out of its decision's model, not out of the mended flow; and
+        nothing is said where a decision reached lacks an exit its error asks for (no
+        ``horis:otherwise``, a rule with no ``horis:next``): the step it will name may be
+        any of those unreached."""
         flow = flow_graph(steps)
         for src in steps if written else ():
             for target in self.flow_targets(src):
@@ -213,6 +216,15 @@ class WorkflowBuilding(StepBuilding):
         for wf in workflows.values():
             if wf.start in flow:
                 reached |= {wf.start, *descendants(flow, wf.start)}
+        if written and any(
+            isinstance(steps.get(cast(URIRef, s)), DecisionStep)
+            and (
+                self.one(s, HORIS.otherwise) is None
+                or any(self.one(w, HORIS.next) is None for w in self.g.objects(s, HORIS.when))
+            )
+            for s in reached
+        ):
+            return
         for step in steps:
             if step not in reached:
                 self.warn(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from in_process import horismos_in_process
-from workflow_edits import REBOOKING, TRIAGE
+from workflow_edits import LAB, REBOOKING, TRIAGE
 
 Edit = tuple[str, str]
 
@@ -302,3 +302,11 @@ def test_a_proposal_is_not_told_what_a_step_it_goes_on_to_found_wrong_binds(
     found = said(tmp_path, fallback, unclosed, workflow=REBOOKING)
     assert not [m for _, m in found if ":ProposeFlight" in m], found
     assert [m for _, m in found if m.startswith("error")], found
+
+
+def test_a_decision_with_no_otherwise_leaves_no_step_said_unreachable(tmp_path: Path) -> None:
+    # :File was the horis:otherwise: without it, "unreachable" at :File followed from the
+    # error, which asks for the horis:otherwise that reaches it
+    found = said(tmp_path, ("    ] ;\n    horis:otherwise :File .", "    ] ."), workflow=LAB)
+    assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
+    assert "has no horis:otherwise" in found[0][1], found
