@@ -656,6 +656,8 @@ class FocusChecks(ArgumentChecks):
                     not names
                     or "this" in names
                     or "this" in given.values()  # its other arguments may come from anywhere
+                    # given to an argument the tool lacks: its error names the one meant
+                    or (isinstance(step, ActionStep) and any(v == "this" for _, v in step.binds))
                     or names & chosen
                     or any(slip_distance(v, "this") <= 1 for v in names)
                 ):

@@ -310,3 +310,15 @@ def test_a_decision_with_no_otherwise_leaves_no_step_said_unreachable(tmp_path: 
     found = said(tmp_path, ("    ] ;\n    horis:otherwise :File .", "    ] ."), workflow=LAB)
     assert [m.split(":", 1)[0] for _, m in found] == ["error"], found
     assert "has no horis:otherwise" in found[0][1], found
+
+
+def test_a_focus_given_to_a_misnamed_argument_is_not_said_unnamed(tmp_path: Path) -> None:
+    # ?this given as "reslt", which the tool lacks: the step's pattern, which names only
+    # ?clinician, was told it "never names ?this" — mended to "result", it is given it
+    unguarded = (" FILTER NOT EXISTS { ?this :escalatedTo ?paged } \"\"\"", " \"\"\"")
+    misnamed = ('horis:bind [ horis:arg "result" ; horis:var "this" ] .\n\n:File',
+                'horis:bind [ horis:arg "reslt" ; horis:var "this" ] .\n\n:File')
+    alone = said(tmp_path, unguarded, workflow=LAB)
+    assert not [m for _, m in alone if "never names ?this" in m], alone
+    found = said(tmp_path, unguarded, misnamed, workflow=LAB)
+    assert not [m for _, m in found if "never names ?this" in m], found
