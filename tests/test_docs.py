@@ -297,6 +297,18 @@ def test_the_replay_guide_records_replays_and_reads_as_it_shows(fresh: Path) -> 
     assert _run(export, fresh).returncode == 0
     from rdflib import Graph
     assert len(Graph().parse(fresh / "run.prov.ttl")) > 0
+    # its Python, pasted beside the trace: each field reads as its comment says
+    import contextlib
+
+    (sample,) = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"),
+                           re.S)
+    scope: dict[str, object] = {}
+    with contextlib.chdir(fresh):
+        exec(compile(sample, f"{page}, its Python sample", "exec"), scope)
+    report = scope["report"]
+    assert report.diverged is False and report.first_divergence is None  # type: ignore[attr-defined]
+    assert isinstance(report.steps, int) and report.steps > 0  # type: ignore[attr-defined]
+    assert report.complete is True  # type: ignore[attr-defined]
 
 
 def test_the_viewer_page_commands_write_their_pages(fresh: Path) -> None:
@@ -483,3 +495,24 @@ def test_the_catalog_page_hands_the_tools_to_a_model_as_functions_it_accepts(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == ["completed", "refused"]
     assert sorted(offered) == ["ehr__assign_queue", "ehr__notify_nurse"]
+
+
+def test_the_catalog_pages_python_lists_discovers_calls_and_checks_as_it_says(
+        fresh: Path) -> None:
+    """docs/catalog.md "Python", pasted after the functions it names: it ran nowhere, so a
+    renamed keyword or field would have reached readers first. Each line runs; the call
+    completes and writes its trace; the inventory it compares with is the one shipped."""
+    text = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text[text.index("\n## Python\n"):], re.S)
+    assert code is not None
+    functions = (ROOT / "examples" / "triage" / "ehr_client.py").read_text(encoding="utf-8")
+    source = (functions + code.group(1)
+              + "\nimport json\n"
+              + "print(json.dumps([found[0].availability, result.status, drift, fp[:8]]))\n")
+    done = subprocess.run([sys.executable, "-c", source], cwd=fresh,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ehr.assign_queue" in done.stdout  # the list's lines
+    availability, status, drift, _ = json.loads(done.stdout.splitlines()[-1])
+    assert (availability, status, drift) == ("executable", "completed", []), done.stdout
+    assert (fresh / "call.jsonl").stat().st_size > 0
