@@ -28,7 +28,7 @@ from ._bindings.function_source import (
 )
 from ._bindings.python import signature_problems
 from ._bindings.python_source import allowed_binding
-from ._definitions_model import Definitions
+from ._definitions_model import Definitions, every_tool
 from ._digraph import descendants
 from ._errors import Problem, ToolError
 from ._hazards import flow_graph
@@ -347,7 +347,7 @@ def server_problems(defs: Definitions, passed: Iterable[str] = ()) -> list[Probl
     validated and the run refused at its start, naming no file or line. No server is reached."""
     known = sorted({*defs.mcp_servers, *passed})
     problems = []
-    for tool in _every_tool(defs):
+    for tool in every_tool(defs):
         if tool.mcp_address is None:
             continue
         server, remote = tool.mcp_address
@@ -403,7 +403,7 @@ def credential_problems(defs: Definitions) -> list[Problem]:
     )
     found = [
         (t.iri, HORIS.binding, t.binding, t.name)
-        for t in _every_tool(defs)
+        for t in every_tool(defs)
         if t.binding.startswith(("http://", "https://"))
     ]
     found += [
@@ -445,7 +445,7 @@ def command_problems(defs: Definitions) -> list[Problem]:
 
     problems = []
     looked: set[URIRef] = set()  # a command several tools use is looked in once
-    for tool in _every_tool(defs):
+    for tool in every_tool(defs):
         if tool.command is None:
             continue
         binding = CommandBinding(tool, tool.command)
@@ -490,9 +490,3 @@ def command_problems(defs: Definitions) -> list[Problem]:
                     )
                 )
     return problems
-
-
-def _every_tool(defs: Definitions) -> list[Tool]:
-    """The tools, with those the loader found wrong (``broken_tools``), in the order of their
-    IRIs: a binding's own text is judged however else its tool is wrong."""
-    return sorted([*defs.tools.values(), *defs.broken_tools.values()], key=lambda t: str(t.iri))

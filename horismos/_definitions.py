@@ -199,8 +199,7 @@ class _Builder(
             for about in said
             if about is not None and about[1] == HORIS.idempotent
         }
-        tools = [*self.defs.tools.values(), *self.broken_tools.values()]
-        for h in node_hazards(tools, self.defs.steps, self.n):
+        for h in node_hazards(self.writers(), self.defs.steps, self.n):
             if h.node not in misread:
                 self.hazard(h)
         # the flow-wide hazards walk the flow the errors give once mended, and are not said
@@ -277,71 +276,7 @@ class _Builder(
                 ):
                     if h.node not in unsure:
                         self.warn(h.node, h.message, h.hint, at=self.when_of(decision.iri, rule))
-                waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
-                for proposal, how, target, reached in unchosen_options(steps):
-                    if proposal.iri in unsure or proposal.iri in near or reached in unsure:
-                        continue  # read of the steps it goes on to too
-                    var, pred = f"?{proposal.as_var}", HORIS[how]
-                    if how == "next":
-                        if _misspelt_choice(target, proposal.as_var, steps):
-                            continue  # the unbound argument's error names the choice meant
-                        slips = _choice_slips(target, proposal.as_var, steps)
-                        self.warn(
-                            proposal.iri,
-                            f"horis:next {self.n(target)} never reads {var}, the option this "
-                            "proposal chooses: the choice is dropped, and the step acts on "
-                            "whatever its own pattern binds"
-                            + (
-                                f"; it reads {', '.join(f'?{v}' for v in slips)} instead, which "
-                                "its own pattern binds to any node it allows"
-                                if slips
-                                else ""
-                            ),
-                            f"did you mean {var}? write {var} for "
-                            + ", ".join(f"?{v}" for v in slips)
-                            + f" wherever {self.n(target)} names it"
-                            if slips
-                            else f"read {var} in {self.n(target)}: in its horis:requires, or "
-                            f'horis:bind [ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
-                            at=(proposal.iri, pred, target),
-                        )
-                        continue
-                    way = (
-                        f"horis:{how} {self.n(target)}"
-                        if reached == target
-                        else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
-                    )
-                    at_step = steps.get(reached)
-                    if isinstance(at_step, ActionStep) and not (
-                        at_step.requires and proposal.as_var in at_step.requires.binds
-                    ):  # nothing binds it there: the step fails, it acts on nothing
-                        self.warn(
-                            proposal.iri,
-                            f"{way} reads {var}: this proposal binds it only when its choice is "
-                            f"taken, and on the horis:{how} nothing was chosen and nothing on the "
-                            f"way gives {var}, so {self.n(reached)} fails there, its argument not "
-                            "given, and the instance fails or takes its horis:onError",
-                            f"have {self.n(reached)} read the answer that gives {var} in its "
-                            "horis:requires (the triple of a wait's horis:until that names "
-                            f"{var}), "
-                            f"or send horis:{how} to a step that does not read {var}",
-                            at=(proposal.iri, pred, target),
-                        )
-                        continue
-                    self.warn(
-                        proposal.iri,
-                        f"{way} reads {var}: this proposal binds it only when its choice is "
-                        f"taken, and on the horis:{how} nothing was chosen, so {self.n(reached)}'s "
-                        f"pattern binds {var} itself, to any node it allows, and the tool acts on "
-                        "an option neither the model nor a person chose",
-                        f"send horis:{how} to a step that does not read {var}, such as a "
-                        "horis:WaitStep where an operator chooses"
-                        + (f" ({', '.join(waits)})" if waits else "")
-                        if reached == target
-                        else f"lead {self.n(target)} on to a step that does not read {var}, or "
-                        f"have {self.n(reached)} read the operator's answer instead",
-                        at=(proposal.iri, pred, target),
-                    )
+                self.unchosen_option_warnings(steps, unsure, near)
                 required = minimum_counts(self.g)
                 for h in required_before_written(workflows, required, self.defs.classes_of, self.n):
                     say(h)
@@ -385,6 +320,79 @@ class _Builder(
             raise AuthoringError(problems, definitions=self.defs)
         return self.defs
 
+    def unchosen_option_warnings(
+        self, steps: dict[URIRef, Step], unsure: set[URIRef], near: set[URIRef]
+    ) -> None:
+        """A proposal whose way on when nothing is chosen (or whose horis:next) reads the
+        option it chooses: the choice dropped, or the step acting on what its own pattern
+        binds. Not said of a proposal :mod:`._mended_flow` leaves ``unsure`` or ``near`` an
+        error, nor where the step it reaches is unsure."""
+        waits = sorted(self.n(s) for s in self.g.subjects(RDF.type, HORIS.WaitStep))
+        for proposal, how, target, reached in unchosen_options(steps):
+            if proposal.iri in unsure or proposal.iri in near or reached in unsure:
+                continue  # read of the steps it goes on to too
+            var, pred = f"?{proposal.as_var}", HORIS[how]
+            if how == "next":
+                if _misspelt_choice(target, proposal.as_var, steps):
+                    continue  # the unbound argument's error names the choice meant
+                slips = _choice_slips(target, proposal.as_var, steps)
+                self.warn(
+                    proposal.iri,
+                    f"horis:next {self.n(target)} never reads {var}, the option this "
+                    "proposal chooses: the choice is dropped, and the step acts on "
+                    "whatever its own pattern binds"
+                    + (
+                        f"; it reads {', '.join(f'?{v}' for v in slips)} instead, which "
+                        "its own pattern binds to any node it allows"
+                        if slips
+                        else ""
+                    ),
+                    f"did you mean {var}? write {var} for "
+                    + ", ".join(f"?{v}" for v in slips)
+                    + f" wherever {self.n(target)} names it"
+                    if slips
+                    else f"read {var} in {self.n(target)}: in its horis:requires, or "
+                    f'horis:bind [ horis:arg "…" ; horis:var "{proposal.as_var}" ]',
+                    at=(proposal.iri, pred, target),
+                )
+                continue
+            way = (
+                f"horis:{how} {self.n(target)}"
+                if reached == target
+                else f"horis:{how} {self.n(target)} leads on to {self.n(reached)}, which"
+            )
+            at_step = steps.get(reached)
+            if isinstance(at_step, ActionStep) and not (
+                at_step.requires and proposal.as_var in at_step.requires.binds
+            ):  # nothing binds it there: the step fails, it acts on nothing
+                self.warn(
+                    proposal.iri,
+                    f"{way} reads {var}: this proposal binds it only when its choice is "
+                    f"taken, and on the horis:{how} nothing was chosen and nothing on the "
+                    f"way gives {var}, so {self.n(reached)} fails there, its argument not "
+                    "given, and the instance fails or takes its horis:onError",
+                    f"have {self.n(reached)} read the answer that gives {var} in its "
+                    "horis:requires (the triple of a wait's horis:until that names "
+                    f"{var}), "
+                    f"or send horis:{how} to a step that does not read {var}",
+                    at=(proposal.iri, pred, target),
+                )
+                continue
+            self.warn(
+                proposal.iri,
+                f"{way} reads {var}: this proposal binds it only when its choice is "
+                f"taken, and on the horis:{how} nothing was chosen, so {self.n(reached)}'s "
+                f"pattern binds {var} itself, to any node it allows, and the tool acts on "
+                "an option neither the model nor a person chose",
+                f"send horis:{how} to a step that does not read {var}, such as a "
+                "horis:WaitStep where an operator chooses"
+                + (f" ({', '.join(waits)})" if waits else "")
+                if reached == target
+                else f"lead {self.n(target)} on to a step that does not read {var}, or "
+                f"have {self.n(reached)} read the operator's answer instead",
+                at=(proposal.iri, pred, target),
+            )
+
     def mended_flow(
         self, misread: set[Node]
     ) -> tuple[dict[URIRef, Step], dict[URIRef, Workflow] | None, list[URIRef]] | None:
@@ -423,11 +431,7 @@ class _Builder(
             workflows = None  # a workflow started nowhere
         astray = {id(p) for p in self.astray_edges}
         wrong = {p.node for p in errors if id(p) not in astray}
-        unsure_tools = {
-            t.iri
-            for t in [*self.defs.tools.values(), *self.broken_tools.values()]
-            if t.iri in misread or self.effect_unread(t)
-        }
+        unsure_tools = {t.iri for t in self.writers() if t.iri in misread or self.effect_unread(t)}
         doubted = [
             iri
             for iri, step in steps.items()

@@ -18,7 +18,7 @@ from ._shacl import Targets, domain_targets, superclasses_of
 from ._sources import Sources
 from ._terms import PREFIXED_LOCAL, iri_problem
 
-__all__ = ["Definitions", "name_fix"]
+__all__ = ["Definitions", "every_tool", "name_fix"]
 
 
 @dataclass
@@ -210,3 +210,10 @@ def name_fix(defs: Definitions, name: str) -> str:
     if ":" in name:
         return f"the files declare no prefix {prefix}:; write <IRI>, or one of: {known}"
     return f"write it as <IRI> or as a CURIE with a declared prefix ({known})"
+
+
+def every_tool(defs: Definitions) -> list[Tool]:
+    """The tools, with those the loader found wrong (:attr:`Definitions.broken_tools`), in
+    the order of their IRIs: what a binding's own text, or what a tool writes, is judged of
+    however else a tool is wrong (a zero ``horis:timeout`` changes neither)."""
+    return sorted([*defs.tools.values(), *defs.broken_tools.values()], key=lambda t: str(t.iri))

@@ -42,7 +42,7 @@ class ForEachItems(PatternReading):
         that names it. Read once, at load; nothing of it is on the run's step path."""
         written = {  # a tool found wrong (its timeout) still writes what its effect says
             x
-            for t in [*self.defs.tools.values(), *self.broken_tools.values()]
+            for t in self.writers()
             if t.effect is not None
             for a in t.effect.asserts
             for x in (a.property, *widen(a.property))

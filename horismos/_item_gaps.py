@@ -18,7 +18,7 @@ from pathlib import Path
 from rdflib import RDF, URIRef
 from rdflib.term import Literal, Node, Variable
 
-from ._definitions_model import Definitions
+from ._definitions_model import Definitions, every_tool
 from ._errors import Problem
 from ._model import ActionStep
 from ._preconditions import group_triples
@@ -38,8 +38,7 @@ def item_gaps(defs: Definitions, store: Store, paths: Iterable[str | Path]) -> l
     give the tool an argument, which no tool writes; at the line of the world file that first
     writes the node."""
     # a tool the load found wrong (its timeout) still writes what its effect says
-    tools = [*defs.tools.values(), *defs.broken_tools.values()]
-    written = {a.property for t in tools if t.effect for a in t.effect.asserts}
+    written = {a.property for t in every_tool(defs) if t.effect for a in t.effect.asserts}
     gaps: list[tuple[ActionStep, URIRef, URIRef, str]] = []  # step, property, node, triple
     for step in sorted(defs.steps.values(), key=lambda s: str(s.iri)):
         if not isinstance(step, ActionStep) or not step.for_each or step.requires is None:
