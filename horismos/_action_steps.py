@@ -67,6 +67,7 @@ from ._stored_instances import short_id
 from ._stores import Change, Conflict, StoreError
 from ._stores.base import INSTANCES, ReadAhead
 from ._tool_calls import ToolCalls, python_value
+from ._unreachable import blocked_until_answered
 from ._unrecorded import unrecorded
 from ._vocab import HORIS
 from ._waits import focus_label
@@ -640,10 +641,13 @@ class ActionSteps(ToolCalls):
             else:
                 self._pending[inst.instance] = kept
         rec.error = Unreachable(
-            f"{e}; its endpoint is down for now, so {self.defs.name(step.iri)} is blocked, "
-            "not failed: once the endpoint answers, `horismos "
-            f"resume … --instance {short_id(inst.instance)}` calls it again (as `horismos run "
-            f"… --focus {self.defs.name(inst.focus)}` and each pass of `horismos wake` do)",
+            f"{e}; "
+            + blocked_until_answered(
+                self.defs.name(step.iri),
+                "calls it again",
+                short_id(inst.instance),
+                self.defs.name(inst.focus),
+            ),
             step=str(step.iri),
             tool=str(tool.iri),
         )

@@ -51,7 +51,7 @@ from ._records import InstanceRun, StepRecord
 from ._redact import redact_url
 from ._stored_instances import short_id
 from ._stores import Store
-from ._unreachable import tls_refused, why_unreachable
+from ._unreachable import blocked_until_answered, tls_refused, why_unreachable
 from ._vocab import HORIS, PROV
 
 if TYPE_CHECKING:  # imported when a model is asked (ask), not on every command's import
@@ -765,11 +765,10 @@ def _unreached(
     url = endpoint(model)
     at = f" at {redact_url(url)}" if url else ""
     rec.error = Unreachable(
-        f"{name}: the ranking model {model}{at} was not reached: {reply.error}; its "
-        f"endpoint is down for now, so {name} is blocked, not failed: once the endpoint "
-        f"answers, `horismos resume … --instance {short_id(inst.instance)}` asks it again "
-        f"(as `horismos run … --focus {defs.name(inst.focus)}` and each pass of `horismos "
-        "wake` do)",
+        f"{name}: the ranking model {model}{at} was not reached: {reply.error}; "
+        + blocked_until_answered(
+            name, "asks it again", short_id(inst.instance), defs.name(inst.focus)
+        ),
         step=str(step.iri),
     )
     detail["outcome"], detail["message"], detail["choice"] = "unreachable", str(reply.error), None

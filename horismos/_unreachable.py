@@ -12,7 +12,7 @@ import errno
 import socket
 import ssl
 
-__all__ = ["tls_refused", "why_unreachable"]
+__all__ = ["blocked_until_answered", "tls_refused", "why_unreachable"]
 
 _WORDS = {
     errno.ECONNREFUSED: "nothing listens at that address and port (the connection was refused)",
@@ -51,3 +51,14 @@ def tls_refused(e: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def blocked_until_answered(step: str, again: str, instance: str, focus: str) -> str:
+    """What a step blocked because its endpoint was not reached says of it and of what tries
+    it again (``again``: "calls it again", "asks it again"): the same words whether the
+    step calls a tool or asks a ranking model, each command that goes on named."""
+    return (
+        f"its endpoint is down for now, so {step} is blocked, not failed: once the endpoint "
+        f"answers, `horismos resume … --instance {instance}` {again} (as `horismos run … "
+        f"--focus {focus}` and each pass of `horismos wake` do)"
+    )
