@@ -472,16 +472,7 @@ def cmd_wake(args: argparse.Namespace) -> int:
     except StoreHeld as e:  # another process has the store: a trace says so, as run's does
         if traces is not None:  # no instance read: one file for the pass, none woken
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-            workflows = list(agent.definitions.workflows.values())
-            store_held_trace(
-                agent,
-                own_file(traces, f"wake-{stamp}"),
-                e,
-                args.store,
-                allow,
-                workflows[0] if len(workflows) == 1 else None,
-                [],
-            )
+            store_held_trace(agent, own_file(traces, f"wake-{stamp}"), e, args.store, allow)
         raise
     if not world.store.persistent and not args.out:  # it woke, called, and kept nothing
         raise UsageError(

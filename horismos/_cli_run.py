@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -314,16 +314,8 @@ def _resume_store_held(
     instance as given, and the workflow only when the definitions declare one."""
     if not trace:
         return
-    workflows = list(agent.definitions.workflows.values())
     store_held_trace(
-        agent,
-        trace,
-        e,
-        args.store,
-        allowed(args.allow.split(",")),
-        workflows[0] if len(workflows) == 1 else None,
-        [],
-        instance=args.instance,
+        agent, trace, e, args.store, allowed(args.allow.split(",")), instance=args.instance
     )
 
 
@@ -333,14 +325,18 @@ def store_held_trace(
     e: StoreHeld,
     store: str,
     allow: frozenset[str],
-    workflow: Workflow | None,
-    foci: list[URIRef],
+    workflow: Workflow | None = None,
+    foci: Sequence[URIRef] = (),
     instance: str | None = None,
 ) -> None:
     """Write ``trace`` for a ``run``, ``resume`` or ``wake`` refused because another
     process holds its store (``store``, as given) open: header, ``refused`` (kind
     ``store_held``, its ``holder`` when known) and ``end: refused``, from what is known
-    without the store (:meth:`Runner.refused`)."""
+    without the store (:meth:`Runner.refused`). Without a ``workflow`` (a resume or a wake,
+    whose instances' workflows the store would say), the definitions' only one, if so."""
+    if workflow is None:
+        declared = list(agent.definitions.workflows.values())
+        workflow = declared[0] if len(declared) == 1 else None
     runner = agent._runner(
         World.open("memory"),
         str(trace),
@@ -350,7 +346,7 @@ def store_held_trace(
     )
     runner.refused(
         workflow,
-        foci,
+        list(foci),
         "store_held",
         str(e),
         foci[0] if foci else None,
